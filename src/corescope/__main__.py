@@ -1,0 +1,3 @@
+from corescope.views.cli import main
+
+main()

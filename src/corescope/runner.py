@@ -1,0 +1,72 @@
+"""The one place corescope runs external programs. Always argument lists, never a shell.
+Tests can hand a `RecordedRunner` the captured output of `systemctl`, `crictl`, and so on."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class RunResult:
+    argv: tuple[str, ...]
+    returncode: int
+    stdout: str
+    stderr: str
+
+    @property
+    def ok(self) -> bool:
+        return self.returncode == 0
+
+
+class ToolMissing(RuntimeError):
+    """The program is not installed; the message names it."""
+
+
+class Runner:
+    """Runs real programs."""
+
+    def which(self, program: str) -> str | None:
+        return shutil.which(program)
+
+    def run(self, argv: Sequence[str], timeout: float = 30.0) -> RunResult:
+        if not argv:
+            raise ValueError("empty argv")
+        if self.which(argv[0]) is None:
+            raise ToolMissing(f"{argv[0]} not found")
+        try:
+            proc = subprocess.run(
+                list(argv), capture_output=True, text=True, timeout=timeout, check=False,
+                errors="replace",
+            )
+        except subprocess.TimeoutExpired as exc:
+            return RunResult(tuple(argv), -1, _text(exc.stdout), f"timed out after {timeout}s")
+        return RunResult(tuple(argv), proc.returncode, proc.stdout, proc.stderr)
+
+
+class RecordedRunner(Runner):
+    """Answers from captured output keyed by the argv prefix; anything else is 'not found'."""
+
+    def __init__(self, outputs: Mapping[tuple[str, ...], RunResult | str]) -> None:
+        self._outputs = dict(outputs)
+
+    def which(self, program: str) -> str | None:
+        return f"/recorded/{program}" if any(k[0] == program for k in self._outputs) else None
+
+    def run(self, argv: Sequence[str], timeout: float = 30.0) -> RunResult:
+        key = tuple(argv)
+        for n in range(len(key), 0, -1):
+            hit = self._outputs.get(key[:n])
+            if hit is not None:
+                if isinstance(hit, str):
+                    return RunResult(key, 0, hit, "")
+                return hit
+        raise ToolMissing(f"{argv[0]} not found")
+
+
+def _text(data: bytes | str | None) -> str:
+    if data is None:
+        return ""
+    return data if isinstance(data, str) else data.decode(errors="replace")
