@@ -1,0 +1,101 @@
+"""Shared pieces of the command line: the context object, parameter types, JSON output,
+and the lab's consent and root checks."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import click
+
+from corescope.rootfs import Root
+from corescope.runner import Runner
+from corescope.timeparse import TimeParseError, parse_duration, parse_instant
+
+EXIT_OK = 0
+EXIT_FINDINGS = 1
+EXIT_USAGE = 2
+
+
+@dataclass
+class CliContext:
+    root: Root
+    store_dir: Path
+    runner: Runner
+
+
+class Duration(click.ParamType):
+    """90, 90s, 2m, 12h → seconds (float)."""
+
+    name = "duration"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None):
+        if isinstance(value, float | int):
+            return float(value)
+        try:
+            return parse_duration(value)
+        except TimeParseError as exc:
+            self.fail(str(exc), param, ctx)
+
+
+class Instant(click.ParamType):
+    """Epoch seconds, ISO 8601, `now`, `90s ago` → UTC epoch seconds."""
+
+    name = "time"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None):
+        if isinstance(value, float | int):
+            return float(value)
+        try:
+            return parse_instant(value)
+        except TimeParseError as exc:
+            self.fail(str(exc), param, ctx)
+
+
+class ByteSize(click.ParamType):
+    """1000000, 500k, 64M, 2G → bytes (decimal multiples; KiB/MiB/GiB are binary)."""
+
+    name = "bytes"
+    _MULT = {"": 1, "k": 10**3, "m": 10**6, "g": 10**9, "t": 10**12,
+             "kib": 2**10, "mib": 2**20, "gib": 2**30, "tib": 2**40, "b": 1,
+             "kb": 10**3, "mb": 10**6, "gb": 10**9, "tb": 10**12}
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None):
+        if isinstance(value, int):
+            return value
+        text = str(value).strip().lower()
+        num = text.rstrip("abcdefghijklmnopqrstuvwxyz")
+        unit = text[len(num):].strip()
+        try:
+            if unit not in self._MULT:
+                raise ValueError
+            return int(float(num) * self._MULT[unit])
+        except ValueError:
+            self.fail(f"not a size: {value!r} (expected e.g. 500M, 2G, 1048576)", param, ctx)
+
+
+DURATION = Duration()
+INSTANT = Instant()
+BYTES = ByteSize()
+
+
+def emit_json(data: Any) -> None:
+    click.echo(json.dumps(data, indent=2, sort_keys=False, default=str))
+
+
+def fail(message: str, code: int = EXIT_USAGE) -> None:
+    """Print a clear error and exit with the usage/environment code."""
+    click.echo(f"corescope: {message}", err=True)
+    sys.exit(code)
+
+
+def require_lab_consent(yes: bool, what: str) -> None:
+    """Lab commands change the kernel's state: root plus an explicit --yes, or exit 2."""
+    if not yes:
+        fail(f"{what}\nThis changes the kernel's state. Re-run with --yes to proceed.")
+    if os.geteuid() != 0:
+        fail("lab commands need root (they create cgroups, pin processes or write /dev/kmsg)")

@@ -1,0 +1,74 @@
+"""Shared test helpers: run the real CLI in a subprocess, and the live-test gate."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+SRC = REPO / "src"
+FIXTURES = Path(__file__).resolve().parent / "fixtures"
+
+
+def cli_env(**extra: str) -> dict[str, str]:
+    env = dict(os.environ)
+    env["PYTHONPATH"] = str(SRC) + os.pathsep + env.get("PYTHONPATH", "")
+    env.update(extra)
+    return env
+
+
+def run_cli(*args: str, timeout: float = 120, check: bool = False,
+            input: str | None = None) -> subprocess.CompletedProcess[str]:
+    """`corescope ARGS...` as a user runs it (python -m corescope, this work tree's code)."""
+    proc = subprocess.run(
+        [sys.executable, "-m", "corescope", *args], capture_output=True, text=True,
+        timeout=timeout, env=cli_env(), input=input, check=False,
+    )
+    if check and proc.returncode != 0:
+        raise AssertionError(
+            f"corescope {' '.join(args)} exited {proc.returncode}\n"
+            f"stdout:\n{proc.stdout}\nstderr:\n{proc.stderr}"
+        )
+    return proc
+
+
+def run_cli_json(*args: str, timeout: float = 120, ok_codes: tuple[int, ...] = (0, 1)) -> Any:
+    proc = run_cli(*args, timeout=timeout)
+    assert proc.returncode in ok_codes, (proc.returncode, proc.stdout, proc.stderr)
+    return json.loads(proc.stdout)
+
+
+def popen_cli(*args: str, **kw: Any) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [sys.executable, "-m", "corescope", *args], text=True, env=cli_env(),
+        stdout=kw.pop("stdout", subprocess.PIPE), stderr=kw.pop("stderr", subprocess.PIPE), **kw,
+    )
+
+
+def live_required() -> bool:
+    return os.environ.get("CORESCOPE_REQUIRE_LIVE") == "1"
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        if "tests/live/" in str(item.fspath).replace(os.sep, "/"):
+            item.add_marker(pytest.mark.live)
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    # With CORESCOPE_REQUIRE_LIVE=1 a skipped live test is a failure: CI must never pass by
+    # silently not testing the real kernel.
+    if live_required() and report.skipped and "tests/live/" in report.nodeid.replace(os.sep, "/"):
+        report.outcome = "failed"
+        report.longrepr = f"live test skipped under CORESCOPE_REQUIRE_LIVE=1: {report.longrepr}"
+
+
+@pytest.fixture
+def store_dir(tmp_path: Path) -> Path:
+    return tmp_path / "store"
