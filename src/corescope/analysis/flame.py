@@ -92,6 +92,9 @@ class Change:
                 "after_pct": round(self.after_pct, 2), "delta_pct": round(self.delta, 2)}
 
 
+# Frame-pointer chains end in a `0 [unknown]` frame: drawn in the graph, but not a function.
+NOT_FUNCTIONS = frozenset({"[unknown]"})
+
 StackKey = tuple[str, int, tuple[Frame, ...]]  # comm, pid, frames leaf first
 
 
@@ -178,7 +181,8 @@ class Profile:
         """Functions by self share, then total share, of the non-idle samples."""
         selfc, total = self.function_counts()
         denom = self.drawn_samples or 1
-        keys = sorted(total, key=lambda k: (-selfc.get(k, 0), -total[k], k[0]))[:limit]
+        keys = sorted((k for k in total if k[0] not in NOT_FUNCTIONS),
+                      key=lambda k: (-selfc.get(k, 0), -total[k], k[0]))[:limit]
         return [
             FunctionShare(k[0], k[1], selfc.get(k, 0), total[k],
                           100.0 * selfc.get(k, 0) / denom, 100.0 * total[k] / denom)
@@ -188,7 +192,8 @@ class Profile:
     def top_functions_by_total(self, limit: int = 20) -> list[FunctionShare]:
         selfc, total = self.function_counts()
         denom = self.drawn_samples or 1
-        keys = sorted(total, key=lambda k: (-total[k], -selfc.get(k, 0), k[0]))[:limit]
+        keys = sorted((k for k in total if k[0] not in NOT_FUNCTIONS),
+                      key=lambda k: (-total[k], -selfc.get(k, 0), k[0]))[:limit]
         return [
             FunctionShare(k[0], k[1], selfc.get(k, 0), total[k],
                           100.0 * selfc.get(k, 0) / denom, 100.0 * total[k] / denom)

@@ -157,12 +157,12 @@ def _collect(stream: Iterator[tuple[StackSample, float | None]], include_idle: b
 def _window_options(f: Any) -> Any:
     opts = [
         click.option("--event", "event", default=None, metavar="ID",
-                     help="Centre the window on a stored kernel event."),
+                     help="Use a stored kernel event's time as --at."),
         click.option("--at", "at", type=INSTANT, default=None,
                      help="End of the window: epoch, ISO 8601, 'now', '90s ago' [now]."),
-        click.option("--before", type=DURATION, default=120.0, show_default=True,
+        click.option("--before", type=DURATION, default="120s", show_default=True,
                      help="Window length before --at."),
-        click.option("--after", type=DURATION, default=0.0, show_default=True,
+        click.option("--after", type=DURATION, default="0s", show_default=True,
                      help="Window length after --at."),
         click.option("--cpu", type=click.IntRange(min=0), default=None,
                      help="Only this CPU (perf script -C)."),
@@ -184,7 +184,7 @@ def register(cli: click.Group, lab: click.Group) -> None:
     @click.option("--diff", "diff_at", default=None, metavar="auto|AT",
                   help="Compare with a baseline: 'auto' (same length, --baseline-gap "
                        "earlier) or the time the baseline window ends.")
-    @click.option("--baseline-gap", type=DURATION, default=600.0, show_default=True,
+    @click.option("--baseline-gap", type=DURATION, default="10m", show_default=True,
                   help="For --diff auto: how long before the window the baseline ends.")
     @click.option("--format", "fmt", type=click.Choice(FORMATS), default="top",
                   show_default=True)
