@@ -43,7 +43,10 @@ class Heatmap:
         if column is None:
             column = self.cells[col] = [0] * self.rows
         if not idle:
-            row = min(self.rows - 1, int((t - math.floor(t)) * 1000) // self.row_ms)
+            # perf prints microseconds: round to them first, so 100.020 is row 1, not a
+            # float hair below it
+            offset_us = round((t - math.floor(t)) * 1_000_000)
+            row = min(self.rows - 1, offset_us // (self.row_ms * 1000))
             column[row] += 1
 
     @property
