@@ -162,6 +162,7 @@ class PerfRing:
         self.rss_restarts = 0
         self.chunks_written = 0
         self.last_error: str | None = None
+        self._current: _Running | None = None
 
     # --- lifecycle -----------------------------------------------------------------------
 
@@ -173,6 +174,11 @@ class PerfRing:
         self._stop.set()
         if self._thread is not None:
             self._thread.join(timeout)
+
+    def _cur_pid(self) -> int | None:
+        """The running perf's pid (tests use it to kill perf under the ring)."""
+        cur = self._current
+        return cur.proc.pid if cur is not None and cur.proc.poll() is None else None
 
     @property
     def alive(self) -> bool:
@@ -202,6 +208,7 @@ class PerfRing:
         try:
             cur = self._spawn()
             while not self._stop.wait(0.25):
+                self._current = cur
                 now = mono()
                 if cur.proc.poll() is not None:
                     msg = self._died_message(cur)
