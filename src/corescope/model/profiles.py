@@ -5,14 +5,22 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, eq=False)
 class Frame:
-    """One frame of a call stack. `kernel` frames are drawn with a `_[k]` suffix."""
+    """One frame of a call stack. `kernel` frames are drawn with a `_[k]` suffix.
+
+    Compared by identity (hashing stacks of frames is the hot path of aggregation); the
+    parser interns frames, so equal content is the same object. Compare `key` for content.
+    """
 
     symbol: str
     dso: str
     kernel: bool = False
     inlined: bool = False
+
+    @property
+    def key(self) -> tuple[str, str, bool, bool]:
+        return (self.symbol, self.dso, self.kernel, self.inlined)
 
     @property
     def label(self) -> str:

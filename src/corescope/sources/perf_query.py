@@ -9,6 +9,7 @@ not the ring, and nothing holds a whole file in memory.
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import gzip
 import io
 import os
@@ -27,6 +28,7 @@ from corescope.sources.perf import PERF_MISSING, decompress_file, time_arg
 from corescope.store import profiles as ring
 from corescope.store.db import Store
 
+_F_SETPIPE_SZ = getattr(fcntl, "F_SETPIPE_SZ", 1031)
 SCRIPT_FIELDS = "comm,pid,tid,cpu,time,event,ip,sym,dso"
 
 Progress = Callable[[int, int, str], None]
@@ -49,6 +51,9 @@ def script_lines(runner: Runner, data: Path, window: tuple[float, float] | None 
                 diags.append(Diagnostic("perf script", PERF_MISSING))
             return
         assert proc.stdout is not None
+        # a 1 MiB pipe lets perf run ahead of the parser instead of waking it every 64 KiB
+        with contextlib.suppress(OSError):
+            fcntl.fcntl(proc.stdout.fileno(), _F_SETPIPE_SZ, 1 << 20)
         try:
             yield from io.TextIOWrapper(proc.stdout, encoding="utf-8", errors="replace")
         finally:

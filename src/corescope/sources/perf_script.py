@@ -28,7 +28,6 @@ _HEADER = re.compile(
     r"(?P<event>\S+?):(?:\s|$)"
 )
 _SYMOFF = re.compile(r"\+0x[0-9a-fA-F]+$")
-_HEX = frozenset("0123456789abcdefABCDEF")
 # dsos in brackets that are not the kernel
 _USER_BRACKETS = frozenset(
     {"[unknown]", "[vdso]", "[vsyscall]", "[vdso32]", "[vdsox32]", "[heap]", "[stack]",
@@ -50,37 +49,68 @@ def _is_kernel_addr(addr: str) -> bool:
     return len(addr) == 16 and addr[:4].lower() == "ffff"
 
 
-class _FrameCache:
-    """Frame lines repeat endlessly; parse each distinct text once."""
+# Frames are interned process-wide: the same (symbol, dso, kernel, inlined) is one object,
+# so stacks hash by identity and aggregate across chunks and files.
+_INTERN: dict[tuple[str, str, bool, bool], Frame] = {}
+_INTERN_MAX = 500_000
 
-    __slots__ = ("cache",)
+
+def intern_frame(symbol: str, dso: str, kernel: bool, inlined: bool) -> Frame:
+    key = (symbol, dso, kernel, inlined)
+    f = _INTERN.get(key)
+    if f is None:
+        f = Frame(symbol, dso, kernel, inlined)
+        if len(_INTERN) < _INTERN_MAX:
+            _INTERN[key] = f
+    return f
+
+
+class _FrameCache:
+    """Frame lines and whole stacks repeat endlessly: parse each distinct text once."""
+
+    __slots__ = ("lines", "stacks")
 
     def __init__(self) -> None:
-        self.cache: dict[tuple[str, bool], Frame | None] = {}
+        self.lines: dict[str, Frame | None] = {}
+        self.stacks: dict[tuple[str, ...], tuple[Frame, ...]] = {}
 
-    def parse(self, text: str) -> Frame | None:
-        """`text` is a frame line without leading blanks: `<addr> <sym>[+off] (<dso>)`."""
-        addr, _, rest = text.partition(" ")
-        if not addr or not rest or any(ch not in _HEX for ch in addr):
-            return None
-        kaddr = _is_kernel_addr(addr)
-        key = (rest, kaddr)
-        frame = self.cache.get(key, _MISSING)
-        if frame is _MISSING:
-            frame = _parse_frame(rest, kaddr)
-            if len(self.cache) < 200_000:
-                self.cache[key] = frame
-        return frame  # type: ignore[return-value]
+    def stack(self, texts: list[str]) -> tuple[Frame, ...]:
+        key = tuple(texts)
+        frames = self.stacks.get(key)
+        if frames is None:
+            out = []
+            for t in texts:
+                f = self.lines.get(t, _MISSING)
+                if f is _MISSING:
+                    f = _frame_line(t)
+                    if len(self.lines) < 200_000:
+                        self.lines[t] = f
+                if f is not None:
+                    out.append(f)
+            frames = tuple(out)
+            if len(self.stacks) < 100_000:
+                self.stacks[key] = frames
+        return frames
+
+
+def _frame_line(text: str) -> Frame | None:
+    """`<addr> <sym>[+off] (<dso>)` without leading blanks, or None if it is not a frame
+    (a srcline line, raw data)."""
+    addr, _, rest = text.partition(" ")
+    if not addr or not rest or addr.strip(_HEXCHARS):
+        return None
+    return _parse_frame(rest, _is_kernel_addr(addr))
 
 
 _MISSING: Frame | None = Frame("", "")  # sentinel, never returned
+_HEXCHARS = "0123456789abcdefABCDEF"
 
 
 def _parse_frame(rest: str, kaddr: bool) -> Frame | None:
     rest = rest.strip()
     if rest.endswith(" (inlined)"):
         sym = _SYMOFF.sub("", rest[: -len(" (inlined)")].strip())
-        return Frame(sym or "[unknown]", "", kaddr, True)
+        return intern_frame(sym or "[unknown]", "", kaddr, True)
     if rest.endswith(")"):
         i = rest.rfind(" (")
         if i >= 0:
@@ -93,7 +123,7 @@ def _parse_frame(rest: str, kaddr: bool) -> Frame | None:
         sym, dso = rest, ""  # -F without dso
     sym = _SYMOFF.sub("", sym) or "[unknown]"
     kernel = _is_kernel_dso(dso) or (kaddr and dso in ("", "[unknown]"))
-    return Frame(sym, dso, kernel, False)
+    return intern_frame(sym, dso, kernel, False)
 
 
 def _header(line: str) -> dict[str, str | None] | None:
@@ -108,10 +138,10 @@ def parse(
 ) -> Iterator[StackSample]:
     """Yield one StackSample per record in `lines`; append what was skipped to diagnostics."""
     diags = diagnostics if diagnostics is not None else []
-    frames_cache = _FrameCache()
+    cache = _FrameCache()
     head: dict[str, str | None] | None = None
     head_no = 0
-    frames: list[Frame] = []
+    texts: list[str] = []  # the record's frame lines, parsed at its end through the cache
     skipping = False  # inside an unreadable record: drop lines until the next blank line
     lineno = 0
     dropped = 0
@@ -134,38 +164,40 @@ def parse(
             note("unreadable numbers in record header", head_no)
             return None
         comm = (head["comm"] or "").strip() or "[unknown]"
-        return StackSample(comm, pid, tid, cpu, t, head["event"] or "", tuple(frames))
+        return StackSample(comm, pid, tid, cpu, t, head["event"] or "", cache.stack(texts))
 
     for raw in lines:
         lineno += 1
-        try:
-            line = raw.decode("utf-8", "replace") if isinstance(raw, bytes | bytearray) \
-                else str(raw)
-        except Exception:
-            note("undecodable line", lineno)
-            continue
-        line = line.rstrip("\r\n")
-        stripped = line.strip()
+        if isinstance(raw, str):
+            line = raw
+        else:
+            try:
+                line = raw.decode("utf-8", "replace") if isinstance(raw, bytes | bytearray) \
+                    else str(raw)
+            except Exception:
+                note("undecodable line", lineno)
+                continue
+        first = line[:1]
+        if first == "\t" or first == " ":
+            stripped = line.strip()
+            if stripped:
+                # a frame line (or a srcline line, which the frame parser turns down)
+                if skipping:
+                    continue
+                if head is None:
+                    note("frame line outside a record", lineno)
+                    skipping = True
+                    continue
+                texts.append(stripped)
+                continue
+        else:
+            stripped = line.strip()
         if not stripped:
             if head is not None:
                 s = emit()
                 if s is not None:
                     yield s
-            head, frames, skipping = None, [], False
-            continue
-        if line[0] in " \t":
-            if skipping:
-                continue
-            if head is None:
-                note("frame line outside a record", lineno)
-                skipping = True
-                continue
-            if stripped[0] not in _HEX or " " not in stripped:
-                continue  # a srcline line ("  file.c:12") or raw data: not a frame
-            frame = frames_cache.parse(stripped)
-            if frame is None:
-                continue  # srcline ("  [kernel.kallsyms][ffff...]") or similar
-            frames.append(frame)
+            head, texts, skipping = None, [], False
             continue
         if stripped.startswith("#"):
             continue  # `perf script --header` comments
@@ -176,13 +208,13 @@ def parse(
             s = emit()
             if s is not None:
                 yield s
-            head, frames = None, []
-        h = _header(line)
+            head, texts = None, []
+        h = _header(line.rstrip("\r\n"))
         if h is None:
             note(f"unreadable line: {stripped[:80]!r}", lineno)
             skipping = True
             continue
-        head, head_no, frames, skipping = h, lineno, [], False
+        head, head_no, texts, skipping = h, lineno, [], False
     if head is not None:
         note("input ended inside a record (no closing blank line)", head_no)
         s = emit()
