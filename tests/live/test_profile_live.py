@@ -39,9 +39,10 @@ def ring(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
         time.sleep(QUIET_S)  # the quiet baseline
         assert rec.poll() is None, rec.stderr.read() if rec.stderr else ""
         t0 = time.time()
-        run_cli("lab", "hotcore", "--cpu", "1", "--seconds", str(BURN_S), "--yes",
-                timeout=BURN_S + 60, check=True)
+        burn = popen_cli("lab", "hotcore", "--cpu", "1", "--seconds", str(BURN_S), "--yes")
+        _o, berr = burn.communicate(timeout=BURN_S + 60)
         t1 = time.time()
+        assert burn.returncode == 0, berr
         time.sleep(1.0)
     finally:
         rec.send_signal(signal.SIGINT)
@@ -51,7 +52,8 @@ def ring(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
             rec.kill()
             _out, err = rec.communicate()
     assert "profile" in err, err
-    return {"store": str(store), "burn_start": t0, "burn_end": t1, "record_stderr": err}
+    return {"store": str(store), "burn_start": t0, "burn_end": t1, "record_stderr": err,
+            "burn_pid": burn.pid}
 
 
 def flame_json(ring: dict[str, Any], *extra: str) -> dict[str, Any]:
@@ -89,7 +91,10 @@ def test_diff_auto_lists_the_burner_as_grown(ring: dict[str, Any]) -> None:
     assert d["baseline"]["end"] <= ring["burn_start"] + 1.0
     grew = {(c["kind"], c["name"]): c for c in d["grew"]}
     b = grew[("process", BURNER)]
-    assert b["before_pct"] < 5.0 and b["after_pct"] > 50.0
+    # (other sessions on this machine may run their own `lab hotcore`: no absolute baseline)
+    assert b["after_pct"] > 50.0 and b["after_pct"] > b["before_pct"]
+    assert d["grew"][0]["after_pct"] - d["grew"][0]["before_pct"] >= (
+        b["after_pct"] - b["before_pct"])
 
 
 def test_heatmap_places_the_burn_on_the_wall_clock(ring: dict[str, Any]) -> None:
@@ -97,7 +102,7 @@ def test_heatmap_places_the_burn_on_the_wall_clock(ring: dict[str, Any]) -> None
     clock, fall inside the seconds the lab command ran, and fill most of them."""
     t0, t1 = ring["burn_start"], ring["burn_end"]
     j = run_cli_json("--store", ring["store"], "heatmap", "--at", repr(t1 + 5), "--before",
-                     f"{t1 - t0 + 15:.0f}s", "--cpu", "1", "--comm", BURNER, "--json",
+                     f"{t1 - t0 + 15:.0f}s", "--cpu", "1", "--pid", str(ring["burn_pid"]), "--json",
                      timeout=300)
     assert set(j) >= {"start", "rows_ms", "columns", "values", "max"}
     seen = [j["start"] + i for i, col in enumerate(j["values"]) if sum(col) > 0]
