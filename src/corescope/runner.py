@@ -7,6 +7,7 @@ import shutil
 import subprocess
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import IO, Any
 
 
 @dataclass(frozen=True)
@@ -45,6 +46,17 @@ class Runner:
             return RunResult(tuple(argv), -1, _text(exc.stdout), f"timed out after {timeout}s")
         return RunResult(tuple(argv), proc.returncode, proc.stdout, proc.stderr)
 
+    def start(self, argv: Sequence[str], stdout: IO[Any] | int | None = subprocess.DEVNULL,
+              stderr: IO[Any] | int | None = subprocess.DEVNULL) -> subprocess.Popen[bytes]:
+        """Start a long-running program (`perf record`, a streamed `perf script`); the caller
+        owns the process and must wait for or kill it."""
+        if not argv:
+            raise ValueError("empty argv")
+        if self.which(argv[0]) is None:
+            raise ToolMissing(f"{argv[0]} not found")
+        return subprocess.Popen(list(argv), stdin=subprocess.DEVNULL, stdout=stdout,
+                                stderr=stderr)
+
 
 class RecordedRunner(Runner):
     """Answers from captured output keyed by the argv prefix; anything else is 'not found'."""
@@ -64,6 +76,11 @@ class RecordedRunner(Runner):
                     return RunResult(key, 0, hit, "")
                 return hit
         raise ToolMissing(f"{argv[0]} not found")
+
+    def start(self, argv: Sequence[str], stdout: IO[Any] | int | None = subprocess.DEVNULL,
+              stderr: IO[Any] | int | None = subprocess.DEVNULL) -> subprocess.Popen[bytes]:
+        # recorded output cannot stand in for a live process
+        raise ToolMissing(f"{argv[0] if argv else 'program'} not found (recorded runner)")
 
 
 def _text(data: bytes | str | None) -> str:

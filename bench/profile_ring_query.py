@@ -1,0 +1,77 @@
+"""Time travel is O(window), not O(ring): the same 1-chunk window queried on a ring of 360
+chunks and on a ring of 1 chunk. Goal: ratio <= 1.2. Chunks are copies of one real 3 s
+perf.data, indexed back to back (small synthetic chunks, as the issue allows)."""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+from pathlib import Path
+
+from _profile_common import median_time, record_raw
+from corescope.analysis.flame import Profile
+from corescope.model.profiles import ProfileChunk
+from corescope.runner import Runner
+from corescope.sources.perf import compress_file, count_samples
+from corescope.sources.perf_query import ring_samples
+from corescope.store import profiles as ring
+from corescope.store.db import Store
+
+N = 360
+
+
+def build(store_dir: Path, raw: Path, n: int, lo: float, hi: float, samples: int) -> Store:
+    store = Store.open(store_dir)
+    d = ring.profile_dir(store_dir)
+    zst = d / "chunk-0.perf.zst"
+    size = compress_file(raw, zst)
+    length = hi - lo
+    wall0 = 1_800_000_000.0
+    for i in range(n):
+        name = f"chunk-{i}.perf.zst"
+        if i:
+            shutil.copyfile(zst, d / name)
+        w = wall0 + i * length
+        # every copy holds the same perf times; its offset maps them to its own wall span
+        ring.add_chunk(store, ProfileChunk(0, f"profiles/{name}", "CLOCK_MONOTONIC", lo, hi,
+                                           w, w + length, w - lo, size, raw.stat().st_size,
+                                           samples, 49))
+    return store
+
+
+def main() -> None:
+    with tempfile.TemporaryDirectory() as d:
+        raw = Path(d) / "c.data"
+        record_raw(raw, 3.0)
+        runner = Runner()
+        from corescope.sources.perf_query import script_lines
+        from corescope.sources.perf_script import parse
+        times = [s.time for s in parse(script_lines(runner, raw)) if s.time is not None]
+        lo, hi = min(times), max(times) + 1e-6
+        n = count_samples(runner, raw, lo, hi) or 0
+        big = build(Path(d) / "big", raw, N, lo, hi, n)
+        one = build(Path(d) / "one", raw, 1, lo, hi, n)
+        length = hi - lo
+        # the window: the middle of the last chunk of the big ring / the only chunk of the small
+        w_big = 1_800_000_000.0 + (N - 1) * length
+        w_one = 1_800_000_000.0
+
+        def q(store: Store, w: float) -> int:
+            prof = Profile()
+            for s, _t in ring_samples(store, runner, w + 0.5, w + length - 0.5):
+                prof.add(s)
+            return prof.samples
+
+        assert q(big, w_big) == q(one, w_one) > 0
+        t_big = median_time(lambda: q(big, w_big), 7)
+        t_one = median_time(lambda: q(one, w_one), 7)
+        print(f"chunk: {length:.1f} s, {n} samples; window {length - 1:.1f} s")
+        print(f"ring of 1 chunk:    {t_one * 1000:7.1f} ms (median of 7)")
+        print(f"ring of {N} chunks: {t_big * 1000:7.1f} ms")
+        print(f"ratio:              {t_big / t_one:7.2f}  (goal <= 1.2)")
+        big.close()
+        one.close()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,248 @@
+"""Flame-graph arithmetic over stack samples: idle detection, folded stacks, top processes
+and functions (self and total %), and the differential against a baseline.
+
+Everything here is pure and streaming: `Profile.add` takes one sample at a time and keeps
+one counter per distinct stack, so memory grows with the variety of stacks, not the window.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from corescope.model.profiles import Frame, StackSample
+
+# FlameScope's idle test: the process is swapper and the stack holds one of these
+# (flamescope app/perf/regexp.py idle_stack).
+FLAMESCOPE_IDLE = (
+    "cpu_idle", "cpu_bringup_and_idle", "native_safe_halt", "xen_hypercall_sched_op",
+    "xen_hypercall_vcpu_op", "cpuidle_enter_state", "cpu_startup_entry",
+)
+# This kernel's idle path (checked on this machine: swapper 0/0 with pv_native_safe_halt ←
+# default_idle ← default_idle_call ← do_idle ← cpu_startup_entry) and its siblings on
+# bare metal (ACPI/intel/mwait/poll idle).
+KERNEL_IDLE = (
+    "pv_native_safe_halt", "default_idle", "default_idle_call", "do_idle", "arch_cpu_idle",
+    "acpi_idle_do_entry", "acpi_safe_halt", "intel_idle", "mwait_idle", "poll_idle",
+    "cpuidle_enter", "cpu_idle_poll", "native_halt", "default_enter_idle",
+)
+IDLE_FUNCTIONS = frozenset(FLAMESCOPE_IDLE + KERNEL_IDLE)
+# Frames that say "an interrupt arrived": work done by irq/softirq on an idle CPU (NAPI
+# polling, the very thing a starved core delays) is not idle, even under swapper's idle loop.
+_IRQ_PREFIXES = (
+    "asm_sysvec_", "sysvec_", "asm_common_interrupt", "common_interrupt", "__do_softirq",
+    "handle_softirqs", "__irq_exit_rcu", "irq_exit_rcu", "do_softirq", "net_rx_action",
+    "asm_exc_",
+)
+
+
+def is_idle(sample: StackSample) -> bool:
+    """FlameScope's rule (swapper + an idle frame) made stricter: no interrupt frame may sit
+    leafward of the first idle frame."""
+    if not (sample.pid == 0 or sample.comm.startswith("swapper")):
+        return False
+    if not sample.frames:
+        return True
+    for f in sample.frames:  # leaf first
+        if f.symbol in IDLE_FUNCTIONS:
+            return True
+        if f.symbol.startswith(_IRQ_PREFIXES):
+            return False
+    return False
+
+
+@dataclass(frozen=True)
+class FunctionShare:
+    name: str
+    kernel: bool
+    self_samples: int
+    total_samples: int
+    self_pct: float
+    total_pct: float
+
+    @property
+    def label(self) -> str:
+        return self.name + "_[k]" if self.kernel else self.name
+
+
+@dataclass(frozen=True)
+class ProcessShare:
+    comm: str
+    samples: int
+    pct: float
+
+
+@dataclass(frozen=True)
+class Change:
+    """A process or function whose share of all samples changed against the baseline."""
+
+    kind: str  # "process" | "function"
+    name: str
+    before_pct: float
+    after_pct: float
+
+    @property
+    def delta(self) -> float:
+        return self.after_pct - self.before_pct
+
+    def to_json(self) -> dict[str, Any]:
+        return {"name": self.name, "kind": self.kind, "before_pct": round(self.before_pct, 2),
+                "after_pct": round(self.after_pct, 2), "delta_pct": round(self.delta, 2)}
+
+
+# Frame-pointer chains end in a `0 [unknown]` frame: drawn in the graph, but not a function.
+NOT_FUNCTIONS = frozenset({"[unknown]"})
+
+StackKey = tuple[str, int, tuple[Frame, ...]]  # comm, pid, frames leaf first
+
+
+@dataclass
+class Profile:
+    """Aggregated samples of one window. `samples` counts idle too; stacks hold non-idle
+    samples unless built with include_idle."""
+
+    include_idle: bool = False
+    samples: int = 0
+    idle_samples: int = 0
+    stacks: Counter[StackKey] = field(default_factory=Counter)
+    events: Counter[str] = field(default_factory=Counter)
+    first_time: float | None = None
+    last_time: float | None = None
+
+    def add(self, sample: StackSample) -> bool:
+        """Count one sample; returns whether it was idle."""
+        self.samples += 1
+        self.events[sample.event] += 1
+        t = sample.time
+        if t is not None:
+            if self.first_time is None or t < self.first_time:
+                self.first_time = t
+            if self.last_time is None or t > self.last_time:
+                self.last_time = t
+        idle = is_idle(sample)
+        if idle:
+            self.idle_samples += 1
+            if not self.include_idle:
+                return True
+        self.stacks[(sample.comm, sample.pid, sample.frames)] += 1
+        return idle
+
+    def extend(self, samples: Iterable[StackSample]) -> Profile:
+        for s in samples:
+            self.add(s)
+        return self
+
+    @property
+    def busy_samples(self) -> int:
+        return self.samples - self.idle_samples
+
+    @property
+    def drawn_samples(self) -> int:
+        return sum(self.stacks.values())
+
+    # --- folded stacks -------------------------------------------------------------------
+
+    def folded(self, with_pid: bool = False) -> Counter[str]:
+        """`comm[-pid];root;...;leaf` → count, kernel frames suffixed `_[k]`."""
+        out: Counter[str] = Counter()
+        for (comm, pid, frames), n in self.stacks.items():
+            head = f"{comm}-{pid}" if with_pid else comm
+            parts = [_clean(head)]
+            parts.extend(_clean(f.label) for f in reversed(frames))
+            out[";".join(parts)] += n
+        return out
+
+    # --- tables --------------------------------------------------------------------------
+
+    def top_processes(self, limit: int = 20) -> list[ProcessShare]:
+        """Processes by share of the non-idle samples."""
+        by: Counter[str] = Counter()
+        for (comm, _pid, _frames), n in self.stacks.items():
+            by[comm] += n
+        denom = self.drawn_samples or 1
+        return [ProcessShare(c, n, 100.0 * n / denom) for c, n in by.most_common(limit)]
+
+    def function_counts(self) -> tuple[Counter[tuple[str, bool]], Counter[tuple[str, bool]]]:
+        """(self, total) sample counts per (function, kernel)."""
+        selfc: Counter[tuple[str, bool]] = Counter()
+        total: Counter[tuple[str, bool]] = Counter()
+        for (_c, _p, frames), n in self.stacks.items():
+            if not frames:
+                continue
+            leaf = frames[0]
+            selfc[(leaf.symbol, leaf.kernel)] += n
+            for key in {(f.symbol, f.kernel) for f in frames}:  # recursion counts once
+                total[key] += n
+        return selfc, total
+
+    def top_functions(self, limit: int = 20) -> list[FunctionShare]:
+        """Functions by self share, then total share, of the non-idle samples."""
+        selfc, total = self.function_counts()
+        denom = self.drawn_samples or 1
+        keys = sorted((k for k in total if k[0] not in NOT_FUNCTIONS),
+                      key=lambda k: (-selfc.get(k, 0), -total[k], k[0]))[:limit]
+        return [
+            FunctionShare(k[0], k[1], selfc.get(k, 0), total[k],
+                          100.0 * selfc.get(k, 0) / denom, 100.0 * total[k] / denom)
+            for k in keys
+        ]
+
+    def top_functions_by_total(self, limit: int = 20) -> list[FunctionShare]:
+        selfc, total = self.function_counts()
+        denom = self.drawn_samples or 1
+        keys = sorted((k for k in total if k[0] not in NOT_FUNCTIONS),
+                      key=lambda k: (-total[k], -selfc.get(k, 0), k[0]))[:limit]
+        return [
+            FunctionShare(k[0], k[1], selfc.get(k, 0), total[k],
+                          100.0 * selfc.get(k, 0) / denom, 100.0 * total[k] / denom)
+            for k in keys
+        ]
+
+
+def _clean(name: str) -> str:
+    # ';' separates frames and a trailing ' N' is the count: keep both out of names
+    return name.replace(";", ":").replace("\n", " ")
+
+
+def shares_of_all(profile: Profile) -> tuple[dict[str, float], dict[str, float]]:
+    """Process and function (total) shares as % of ALL samples, idle included: the CPU share,
+    so windows of different load compare fairly ("kubelet 0.8% → 6.5%")."""
+    denom = profile.samples or 1
+    procs: Counter[str] = Counter()
+    for (comm, _p, _f), n in profile.stacks.items():
+        procs[comm] += n
+    _selfc, total = profile.function_counts()
+    p = {c: 100.0 * n / denom for c, n in procs.items()}
+    f = {(name + "_[k]" if k else name): 100.0 * n / denom for (name, k), n in total.items()}
+    return p, f
+
+
+def diff(after: Profile, before: Profile, limit: int = 15,
+         min_delta_pct: float = 0.1) -> tuple[list[Change], list[Change]]:
+    """(grew, shrank): processes and functions ordered by change in share of all samples."""
+    pa, fa = shares_of_all(after)
+    pb, fb = shares_of_all(before)
+    changes: list[Change] = []
+    for kind, a, b in (("process", pa, pb), ("function", fa, fb)):
+        for name in set(a) | set(b):
+            changes.append(Change(kind, name, b.get(name, 0.0), a.get(name, 0.0)))
+    grew = sorted((c for c in changes if c.delta >= min_delta_pct),
+                  key=lambda c: (-c.delta, c.kind != "process", c.name))[:limit]
+    shrank = sorted((c for c in changes if -c.delta >= min_delta_pct),
+                    key=lambda c: (c.delta, c.kind != "process", c.name))[:limit]
+    return grew, shrank
+
+
+def diff_folded(after: Profile, before: Profile,
+                with_pid: bool = False) -> dict[str, tuple[int, float]]:
+    """stack → (after count, before count scaled to the after profile's total samples),
+    the normalisation of Brendan Gregg's difffolded.pl -n."""
+    fa = after.folded(with_pid)
+    fb = before.folded(with_pid)
+    scale = (after.samples / before.samples) if before.samples else 0.0
+    out: dict[str, tuple[int, float]] = {}
+    for k in set(fa) | set(fb):
+        out[k] = (fa.get(k, 0), fb.get(k, 0) * scale)
+    return out

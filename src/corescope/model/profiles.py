@@ -1,0 +1,95 @@
+"""Stack samples from `perf script`, profile-ring chunks, and clock anchors. No I/O."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class Frame:
+    """One frame of a call stack. `kernel` frames are drawn with a `_[k]` suffix.
+
+    Compared by identity (hashing stacks of frames is the hot path of aggregation); the
+    parser interns frames, so equal content is the same object. Compare `key` for content.
+    """
+
+    symbol: str
+    dso: str
+    kernel: bool = False
+    inlined: bool = False
+
+    @property
+    def key(self) -> tuple[str, str, bool, bool]:
+        return (self.symbol, self.dso, self.kernel, self.inlined)
+
+    @property
+    def label(self) -> str:
+        """The name a flame graph shows: `[unknown]` becomes `[<dso basename>]` when the
+        dso is known (as Brendan Gregg's stackcollapse-perf does), kernel frames get `_[k]`."""
+        name = self.symbol
+        if name == "[unknown]" and self.dso and self.dso != "[unknown]":
+            name = "[" + self.dso.rsplit("/", 1)[-1].strip("[]") + "]"
+        return name + "_[k]" if self.kernel else name
+
+
+@dataclass(frozen=True, slots=True)
+class StackSample:
+    """One sample. `time` is on perf's clock (seconds); `frames` are leaf first."""
+
+    comm: str
+    pid: int
+    tid: int
+    cpu: int | None
+    time: float | None
+    event: str
+    frames: tuple[Frame, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class ClockAnchor:
+    """A simultaneous reading of perf's clock and the wall clock.
+
+    perf records with `-k CLOCK_MONOTONIC`, so a perf timestamp is CLOCK_MONOTONIC seconds;
+    `offset` = wall - perf maps one to the other for the chunk it was taken for.
+    """
+
+    perf: float
+    wall: float
+
+    @property
+    def offset(self) -> float:
+        return self.wall - self.perf
+
+    def to_wall(self, perf_t: float) -> float:
+        return perf_t + self.offset
+
+    def to_perf(self, wall_t: float) -> float:
+        return wall_t - self.offset
+
+
+@dataclass(frozen=True, slots=True)
+class ProfileChunk:
+    """One finished, compressed chunk of the ring, as the index holds it.
+
+    [perf_start, perf_end) is the stretch of perf time this chunk owns: consecutive perf
+    processes overlap briefly at a hand-over, and each sample belongs to exactly one chunk.
+    """
+
+    id: int
+    path: str  # relative to the store directory
+    clockid: str
+    perf_start: float
+    perf_end: float
+    wall_start: float
+    wall_end: float
+    clock_offset: float  # wall - perf, measured when the chunk's perf started
+    bytes: int
+    raw_bytes: int
+    samples: int
+    hz: int
+
+    def perf_window(self, wall_start: float, wall_end: float) -> tuple[float, float] | None:
+        """The perf-clock stretch of this chunk inside a wall-clock window, or None."""
+        lo = max(wall_start - self.clock_offset, self.perf_start)
+        hi = min(wall_end - self.clock_offset, self.perf_end)
+        return (lo, hi) if hi > lo else None

@@ -1,0 +1,233 @@
+"""Streaming parser of `perf script` text: lines in, stack samples out.
+
+It reads the default output and the `-F comm,pid,tid,cpu,time,event,ip,sym,dso` form the
+ring uses, with or without `+symoff`, `srcline` lines, `(inlined)` frames and several events.
+A record is a header line followed by frame lines and ended by a blank line. The parser never
+raises: a line it cannot read becomes a Diagnostic and it resynchronises on the next header.
+It holds one record at a time, so memory does not grow with the input.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Iterator
+
+from corescope.model.common import Diagnostic
+from corescope.model.profiles import Frame, StackSample
+
+SOURCE = "perf script"
+
+# comm [pid/]tid [cpu] time: [period] event: [rest]
+# comm may hold spaces ("Web Content"); event names may hold colons ("sched:sched_switch",
+# "cpu-clock:ppp"), so the event is the shortest run of non-blanks ending in ": " or ":$".
+_HEADER = re.compile(
+    r"^(?P<comm>\S.*?)\s+(?P<pid>-?\d+)(?:/(?P<tid>-?\d+))?\s+"
+    r"(?:\[(?P<cpu>\d+)\]\s+)?"
+    r"(?:(?P<time>\d+\.\d+):\s+)?"
+    r"(?:(?P<period>\d+)\s+)?"
+    r"(?P<event>\S+?):(?:\s|$)"
+)
+_SYMOFF = re.compile(r"\+0x[0-9a-fA-F]+$")
+# dsos in brackets that are not the kernel
+_USER_BRACKETS = frozenset(
+    {"[unknown]", "[vdso]", "[vsyscall]", "[vdso32]", "[vdsox32]", "[heap]", "[stack]",
+     "[anon]", "[uprobes]", "[JIT]", "[jit]"}
+)
+_MAX_DIAGNOSTICS = 1000  # a garbage file must not turn into a garbage-sized list
+
+
+def _is_kernel_dso(dso: str) -> bool:
+    if dso.startswith("[kernel") or dso.startswith("[guest.kernel"):
+        return True
+    # kernel modules print as "[ena]", "[xfs]"
+    return dso.startswith("[") and dso.endswith("]") and dso not in _USER_BRACKETS \
+        and not dso.startswith("[JIT")
+
+
+def _is_kernel_addr(addr: str) -> bool:
+    # x86_64 and arm64 kernel text lives in the top half: ffff....
+    return len(addr) == 16 and addr[:4].lower() == "ffff"
+
+
+# Frames are interned process-wide: the same (symbol, dso, kernel, inlined) is one object,
+# so stacks hash by identity and aggregate across chunks and files.
+_INTERN: dict[tuple[str, str, bool, bool], Frame] = {}
+_INTERN_MAX = 500_000
+
+
+def intern_frame(symbol: str, dso: str, kernel: bool, inlined: bool) -> Frame:
+    key = (symbol, dso, kernel, inlined)
+    f = _INTERN.get(key)
+    if f is None:
+        f = Frame(symbol, dso, kernel, inlined)
+        if len(_INTERN) < _INTERN_MAX:
+            _INTERN[key] = f
+    return f
+
+
+class _FrameCache:
+    """Frame lines and whole stacks repeat endlessly: parse each distinct text once."""
+
+    __slots__ = ("lines", "stacks")
+
+    def __init__(self) -> None:
+        self.lines: dict[str, Frame | None] = {}
+        self.stacks: dict[tuple[str, ...], tuple[Frame, ...]] = {}
+
+    def stack(self, texts: list[str]) -> tuple[Frame, ...]:
+        key = tuple(texts)
+        frames = self.stacks.get(key)
+        if frames is None:
+            out = []
+            for t in texts:
+                f = self.lines.get(t, _MISSING)
+                if f is _MISSING:
+                    f = _frame_line(t)
+                    if len(self.lines) < 200_000:
+                        self.lines[t] = f
+                if f is not None:
+                    out.append(f)
+            frames = tuple(out)
+            if len(self.stacks) < 100_000:
+                self.stacks[key] = frames
+        return frames
+
+
+def _frame_line(text: str) -> Frame | None:
+    """`<addr> <sym>[+off] (<dso>)` without leading blanks, or None if it is not a frame
+    (a srcline line, raw data)."""
+    addr, _, rest = text.partition(" ")
+    if not addr or not rest or addr.strip(_HEXCHARS):
+        return None
+    return _parse_frame(rest, _is_kernel_addr(addr))
+
+
+_MISSING: Frame | None = Frame("", "")  # sentinel, never returned
+_HEXCHARS = "0123456789abcdefABCDEF"
+
+
+def _parse_frame(rest: str, kaddr: bool) -> Frame | None:
+    rest = rest.strip()
+    if rest.endswith(" (inlined)"):
+        sym = _SYMOFF.sub("", rest[: -len(" (inlined)")].strip())
+        return intern_frame(sym or "[unknown]", "", kaddr, True)
+    if rest.endswith(")"):
+        i = rest.rfind(" (")
+        if i >= 0:
+            sym, dso = rest[:i].strip(), rest[i + 2 : -1]
+        elif rest.startswith("("):  # no symbol printed: "(dso)"
+            sym, dso = "[unknown]", rest[1:-1]
+        else:
+            sym, dso = rest, ""
+    else:
+        sym, dso = rest, ""  # -F without dso
+    sym = _SYMOFF.sub("", sym) or "[unknown]"
+    kernel = _is_kernel_dso(dso) or (kaddr and dso in ("", "[unknown]"))
+    return intern_frame(sym, dso, kernel, False)
+
+
+def _header(line: str) -> dict[str, str | None] | None:
+    m = _HEADER.match(line)
+    return m.groupdict() if m else None
+
+
+def parse(
+    lines: Iterable[str | bytes],
+    diagnostics: list[Diagnostic] | None = None,
+    source: str = SOURCE,
+) -> Iterator[StackSample]:
+    """Yield one StackSample per record in `lines`; append what was skipped to diagnostics."""
+    diags = diagnostics if diagnostics is not None else []
+    cache = _FrameCache()
+    head: dict[str, str | None] | None = None
+    head_no = 0
+    texts: list[str] = []  # the record's frame lines, parsed at its end through the cache
+    skipping = False  # inside an unreadable record: drop lines until the next blank line
+    lineno = 0
+    dropped = 0
+
+    def note(msg: str, at: int) -> None:
+        nonlocal dropped
+        if len(diags) < _MAX_DIAGNOSTICS:
+            diags.append(Diagnostic(source, msg, at))
+        else:
+            dropped += 1
+
+    def emit() -> StackSample | None:
+        assert head is not None
+        try:
+            tid = int(head["tid"] or head["pid"] or 0)
+            pid = int(head["pid"] or 0)
+            cpu = int(head["cpu"]) if head["cpu"] is not None else None
+            t = float(head["time"]) if head["time"] is not None else None
+        except (TypeError, ValueError):
+            note("unreadable numbers in record header", head_no)
+            return None
+        comm = (head["comm"] or "").strip() or "[unknown]"
+        return StackSample(comm, pid, tid, cpu, t, head["event"] or "", cache.stack(texts))
+
+    for raw in lines:
+        lineno += 1
+        if isinstance(raw, str):
+            line = raw
+        else:
+            try:
+                line = raw.decode("utf-8", "replace") if isinstance(raw, bytes | bytearray) \
+                    else str(raw)
+            except Exception:
+                note("undecodable line", lineno)
+                continue
+        first = line[:1]
+        if first == "\t" or first == " ":
+            stripped = line.strip()
+            if stripped:
+                # a frame line (or a srcline line, which the frame parser turns down)
+                if skipping:
+                    continue
+                if head is None:
+                    note("frame line outside a record", lineno)
+                    skipping = True
+                    continue
+                texts.append(stripped)
+                continue
+        else:
+            stripped = line.strip()
+        if not stripped:
+            if head is not None:
+                s = emit()
+                if s is not None:
+                    yield s
+            head, texts, skipping = None, [], False
+            continue
+        if stripped.startswith("#"):
+            continue  # `perf script --header` comments
+        # a header line
+        if head is not None:
+            # no blank line before the next record: the previous one was cut short
+            note("record truncated (no blank line before next header)", head_no)
+            s = emit()
+            if s is not None:
+                yield s
+            head, texts = None, []
+        h = _header(line.rstrip("\r\n"))
+        if h is None:
+            note(f"unreadable line: {stripped[:80]!r}", lineno)
+            skipping = True
+            continue
+        head, head_no, texts, skipping = h, lineno, [], False
+    if head is not None:
+        note("input ended inside a record (no closing blank line)", head_no)
+        s = emit()
+        if s is not None:
+            yield s
+    if dropped:
+        diags.append(Diagnostic(source, f"{dropped} more problems not listed"))
+
+
+def parse_text(text: str | bytes) -> tuple[list[StackSample], list[Diagnostic]]:
+    """Convenience for tests and small inputs."""
+    diags: list[Diagnostic] = []
+    if isinstance(text, bytes | bytearray):
+        text = text.decode("utf-8", "replace")
+    samples = list(parse(text.splitlines(), diags))
+    return samples, diags

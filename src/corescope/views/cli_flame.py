@@ -1,0 +1,344 @@
+"""`corescope flame` and `corescope heatmap`: time travel over the profile ring (or over
+existing `perf script` files with --perf-script), per CPU, against a baseline."""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import click
+
+from corescope.analysis.flame import Profile, diff_folded, is_idle
+from corescope.analysis.flame_report import FlameReport, top_table
+from corescope.analysis.subsecond import Heatmap
+from corescope.model.common import Diagnostic
+from corescope.model.profiles import StackSample
+from corescope.sources import perf_query
+from corescope.store import profiles as ring
+from corescope.store.db import Store, StoreError
+from corescope.timeparse import TimeParseError, format_duration, iso, parse_instant
+from corescope.views import flame_html, pprof
+from corescope.views.clitypes import DURATION, INSTANT, CliContext, emit_json, fail
+
+FORMATS = ("top", "json", "folded", "html", "pprof")
+
+
+class EventError(RuntimeError):
+    pass
+
+
+def resolve_event(store: Store, event_id: str) -> float:
+    """Wall time of a stored kernel event (the kernel-events feature's table)."""
+    try:
+        from corescope.store import events as ev
+    except ImportError as exc:
+        raise EventError("--event needs the kernel-events store (corescope.store.events), "
+                         "which this build lacks; use --at TIME instead") from exc
+    for name in ("get_event", "event_by_id", "read_event"):
+        fn = getattr(ev, name, None)
+        if fn is None:
+            continue
+        try:
+            got = fn(store, int(event_id))
+        except ValueError as exc:
+            raise EventError(f"not an event id: {event_id!r}") from exc
+        if got is None:
+            raise EventError(f"no event {event_id} in the store (see `corescope events`)")
+        for attr in ("wall", "t", "time", "ts"):
+            v = got.get(attr) if isinstance(got, dict) else getattr(got, attr, None)
+            if isinstance(v, int | float):
+                return float(v)
+    raise EventError("cannot resolve --event with this build's events store; use --at TIME")
+
+
+class _Progress:
+    """`chunk 3/40` on stderr, only when stderr is a terminal."""
+
+    def __init__(self) -> None:
+        self.on = sys.stderr.isatty()
+        self.used = False
+
+    def __call__(self, i: int, n: int, what: str) -> None:
+        if self.on:
+            self.used = True
+            sys.stderr.write(f"\r\x1b[K{i}/{n} {what[-60:]}")
+            sys.stderr.flush()
+
+    def done(self) -> None:
+        if self.used:
+            sys.stderr.write("\r\x1b[K")
+            sys.stderr.flush()
+
+
+def _filtered(samples: Iterator[tuple[StackSample, float | None]], pid: int | None,
+              comm: str | None) -> Iterator[tuple[StackSample, float | None]]:
+    for s, t in samples:
+        if pid is not None and s.pid != pid and s.tid != pid:
+            continue
+        if comm is not None and s.comm != comm:
+            continue
+        yield s, t
+
+
+class Window:
+    def __init__(self, start: float | None, end: float | None, clock: str) -> None:
+        self.start, self.end, self.clock = start, end, clock
+
+
+def _open_store(obj: CliContext) -> Store:
+    try:
+        return Store.open(obj.store_dir, create=False)
+    except StoreError as exc:
+        fail(str(exc))
+        raise  # unreachable: fail exits
+
+
+def _ring_window(store: Store, at: float | None, event: str | None, before: float,
+                 after: float) -> tuple[float, float]:
+    if event is not None:
+        try:
+            at = resolve_event(store, event)
+        except EventError as exc:
+            fail(str(exc))
+    if at is None:
+        at = time.time()
+    return at - before, at + after
+
+
+def _ring_stream(obj: CliContext, store: Store, lo: float, hi: float, cpu: int | None,
+                 diags: list[Diagnostic], progress: _Progress
+                 ) -> tuple[Iterator[tuple[StackSample, float | None]], int]:
+    chunks = ring.chunks_overlapping(store, lo, hi)
+    it = perf_query.ring_samples(store, obj.runner, lo, hi, cpu, diags, progress, chunks)
+    return ((s, t) for s, t in it), len(chunks)
+
+
+def _no_chunks(store: Store, lo: float, hi: float) -> None:
+    n, oldest, newest, _b, _s = ring.summary(store)
+    if n == 0:
+        fail("the profile ring is empty: run `corescope record` (profiling is on unless "
+             "--no-profile) and try again")
+    fail(f"no profile chunks cover {iso(lo)} .. {iso(hi)}; the ring holds "
+         f"{iso(oldest or 0)} .. {iso(newest or 0)} ({n} chunks)")
+
+
+def _auto_baseline(store: Store, lo: float, hi: float, gap: float) -> tuple[float, float, str]:
+    """Same length as the window, ending `gap` before it starts; if the ring does not reach
+    back that far, the earliest stretch of the ring before the window."""
+    length = hi - lo
+    b_hi = lo - gap
+    b_lo = b_hi - length
+    if ring.chunks_overlapping(store, b_lo, b_hi):
+        return b_lo, b_hi, f"auto: same length, ending {format_duration(gap)} before"
+    _n, oldest, _newest, _b, _s = ring.summary(store)
+    if oldest is not None and oldest < lo:
+        b_lo = oldest
+        b_hi = min(oldest + length, lo)
+        return b_lo, b_hi, "auto: the ring does not reach back that far; earliest stretch"
+    return b_lo, b_hi, "auto: no data before the window"
+
+
+def _collect(stream: Iterator[tuple[StackSample, float | None]], include_idle: bool,
+             heat: Heatmap | None = None) -> Profile:
+    prof = Profile(include_idle=include_idle)
+    for s, t in stream:
+        idle = prof.add(s)
+        if heat is not None:
+            tt = t if t is not None else s.time
+            if tt is not None:
+                heat.add(tt, idle if not include_idle else is_idle(s))
+    return prof
+
+
+def _window_options(f: Any) -> Any:
+    opts = [
+        click.option("--event", "event", default=None, metavar="ID",
+                     help="Use a stored kernel event's time as --at."),
+        click.option("--at", "at", type=INSTANT, default=None,
+                     help="End of the window: epoch, ISO 8601, 'now', '90s ago' [now]."),
+        click.option("--before", type=DURATION, default="120s", show_default=True,
+                     help="Window length before --at."),
+        click.option("--after", type=DURATION, default="0s", show_default=True,
+                     help="Window length after --at."),
+        click.option("--cpu", type=click.IntRange(min=0), default=None,
+                     help="Only this CPU (perf script -C)."),
+        click.option("--pid", type=int, default=None, help="Only this process (or thread)."),
+        click.option("--comm", default=None, help="Only this process name."),
+        click.option("--perf-script", "perf_scripts", multiple=True,
+                     type=click.Path(exists=True, dir_okay=False, path_type=Path),
+                     help="Read existing `perf script` output (plain, .gz or .zst) instead "
+                          "of the store; repeatable."),
+    ]
+    for o in reversed(opts):
+        f = o(f)
+    return f
+
+
+def register(cli: click.Group, lab: click.Group) -> None:
+    @cli.command("flame")
+    @_window_options
+    @click.option("--diff", "diff_at", default=None, metavar="auto|AT",
+                  help="Compare with a baseline: 'auto' (same length, --baseline-gap "
+                       "earlier) or the time the baseline window ends.")
+    @click.option("--baseline-gap", type=DURATION, default="10m", show_default=True,
+                  help="For --diff auto: how long before the window the baseline ends.")
+    @click.option("--format", "fmt", type=click.Choice(FORMATS), default="top",
+                  show_default=True)
+    @click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path),
+                  default=None, help="Write here instead of stdout.")
+    @click.option("--with-pid", is_flag=True, help="Folded stacks as comm-pid.")
+    @click.option("--include-idle", is_flag=True, help="Keep idle stacks in the graph.")
+    @click.option("--limit", type=click.IntRange(1, 1000), default=20, show_default=True)
+    @click.pass_obj
+    def flame(obj: CliContext, event: str | None, at: float | None, before: float,
+              after: float, cpu: int | None, pid: int | None, comm: str | None,
+              perf_scripts: tuple[Path, ...], diff_at: str | None, baseline_gap: float,
+              fmt: str, output: Path | None, with_pid: bool, include_idle: bool,
+              limit: int) -> None:
+        """A flame graph of one window, per CPU, optionally against a baseline.
+
+        Picks only the ring chunks that overlap the window and runs `perf script --time ...
+        -C CPU` on them, so the cost follows the window, not the ring."""
+        if pid is not None and comm is not None:
+            fail("give --pid or --comm, not both")
+        if fmt == "pprof" and output is None and sys.stdout.isatty():
+            fail("pprof output is binary: write it with -o FILE")
+        diags: list[Diagnostic] = []
+        progress = _Progress()
+        baseline: Profile | None = None
+        b_lo = b_hi = None
+        note = ""
+        if perf_scripts:
+            if diff_at is not None or event is not None or at is not None:
+                fail("--perf-script reads whole files: --at/--event/--diff need the store")
+            stream = ((s, s.time) for s in
+                      perf_query.file_samples(perf_scripts, cpu, diags, progress))
+            prof = _collect(_filtered(stream, pid, comm), include_idle)
+            report = FlameReport(prof.first_time, prof.last_time, "perf", cpu, prof,
+                                 chunks=len(perf_scripts), limit=limit)
+        else:
+            store = _open_store(obj)
+            lo, hi = _ring_window(store, at, event, before, after)
+            stream, nchunks = _ring_stream(obj, store, lo, hi, cpu, diags, progress)
+            if nchunks == 0:
+                _no_chunks(store, lo, hi)
+            prof = _collect(_filtered(stream, pid, comm), include_idle)
+            if diff_at is not None:
+                if diff_at.strip().lower() == "auto":
+                    b_lo, b_hi, note = _auto_baseline(store, lo, hi, baseline_gap)
+                else:
+                    try:
+                        b_at = parse_instant(diff_at)
+                    except TimeParseError as exc:
+                        fail(f"--diff: {exc}")
+                    b_lo, b_hi, note = b_at - before, b_at + after, "explicit"
+                bstream, _n = _ring_stream(obj, store, b_lo, b_hi, cpu, diags, progress)
+                baseline = _collect(_filtered(bstream, pid, comm), include_idle)
+            report = FlameReport(lo, hi, "wall", cpu, prof, baseline, b_lo, b_hi, note,
+                                 chunks=nchunks, limit=limit)
+        progress.done()
+        report.diagnostics = [str(d) for d in diags]
+        _emit_flame(report, fmt, output, with_pid)
+
+    @cli.command("heatmap")
+    @_window_options
+    @click.option("--rows-ms", type=click.IntRange(1, 1000), default=20, show_default=True)
+    @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+    @click.pass_obj
+    def heatmap(obj: CliContext, event: str | None, at: float | None, before: float,
+                after: float, cpu: int | None, pid: int | None, comm: str | None,
+                perf_scripts: tuple[Path, ...], rows_ms: int, as_json: bool) -> None:
+        """FlameScope's subsecond heatmap: columns are seconds, rows 20 ms offsets, cells
+        count non-idle samples; per CPU with --cpu."""
+        diags: list[Diagnostic] = []
+        progress = _Progress()
+        if perf_scripts:
+            heat = Heatmap(row_ms=rows_ms)
+            stream = ((s, s.time) for s in
+                      perf_query.file_samples(perf_scripts, cpu, diags, progress))
+            clock = "perf"
+        else:
+            store = _open_store(obj)
+            lo, hi = _ring_window(store, at, event, before, after)
+            stream, nchunks = _ring_stream(obj, store, lo, hi, cpu, diags, progress)
+            if nchunks == 0:
+                _no_chunks(store, lo, hi)
+            heat = Heatmap(start=lo, end=hi, row_ms=rows_ms)
+            clock = "wall"
+        _collect(_filtered(stream, pid, comm), False, heat)
+        progress.done()
+        data = heat.to_json()
+        data["clock"] = clock
+        data["cpu"] = cpu
+        data["diagnostics"] = [str(d) for d in diags][:50]
+        if as_json:
+            emit_json(data)
+            return
+        click.echo(render_heatmap(data))
+
+
+_SHADES = " .:-=+*#%@"
+
+
+def render_heatmap(data: dict[str, Any]) -> str:
+    """Terminal heatmap: one character per cell, darker = more non-idle samples."""
+    vals: list[list[int]] = data["values"]
+    top = data["max"] or 1
+    rows = data.get("rows") or (len(vals[0]) if vals else 0)
+    where = f"cpu {data['cpu']}" if data.get("cpu") is not None else "all CPUs"
+    start = data["start"]
+    head = (f"subsecond heatmap, {where}, {data['columns']} s from "
+            f"{iso(start) if data.get('clock') == 'wall' and start is not None else start}; "
+            f"rows {data['rows_ms']} ms, max {data['max']} samples/cell")
+    out = [head]
+    for r in range(rows):
+        line = "".join(
+            _SHADES[min(len(_SHADES) - 1, (c[r] * (len(_SHADES) - 1) + top - 1) // top)]
+            for c in vals)
+        out.append(f"{r * data['rows_ms']:4d}ms |{line}|")
+    return "\n".join(out)
+
+
+def _emit_flame(report: FlameReport, fmt: str, output: Path | None, with_pid: bool) -> None:
+    data: bytes
+    if fmt == "json":
+        data = (json.dumps(report.to_json(), indent=2) + "\n").encode()
+    elif fmt == "top":
+        data = (top_table(report) + "\n").encode()
+        if report.diagnostics:
+            click.echo(f"corescope: {len(report.diagnostics)} parser notes, first: "
+                       f"{report.diagnostics[0]}", err=True)
+    elif fmt == "folded":
+        folded = report.profile.folded(with_pid)
+        data = "".join(f"{k} {v}\n" for k, v in sorted(folded.items())).encode()
+    elif fmt == "pprof":
+        dur = 0
+        if report.start is not None and report.end is not None:
+            dur = int((report.end - report.start) * 1e9)
+        t0 = int(report.start * 1e9) if report.clock == "wall" and report.start else 0
+        data = pprof.to_pprof(report.profile, time_nanos=t0, duration_nanos=dur)
+    else:  # html
+        where = f"cpu {report.cpu}" if report.cpu is not None else "all CPUs"
+        if report.clock == "wall" and report.start is not None and report.end is not None:
+            span = f"{iso(report.start)} .. {iso(report.end)}"
+        else:
+            span = "perf script input"
+        sub = f"{where}, {span}, {report.profile.samples} samples " \
+              f"({report.profile.idle_samples} idle)"
+        if report.baseline is not None:
+            tree = flame_html.build_tree(diff_folded(report.profile, report.baseline, with_pid))
+            title = "corescope differential flame graph"
+            sub += f"; baseline {report.baseline_note}: red grew, blue shrank"
+        else:
+            tree = flame_html.build_tree(report.profile.folded(with_pid))
+            title = "corescope flame graph"
+        data = flame_html.render_html(tree, title, sub, diff=report.baseline is not None).encode()
+    if output is not None:
+        output.write_bytes(data)
+        return
+    sys.stdout.buffer.write(data)
+    sys.stdout.buffer.flush()
