@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from corescope.model.cgroups import (
+    DEFAULT_THRESHOLDS,
     CgroupLayout,
     CgroupStat,
     ChurnCount,
@@ -24,6 +25,7 @@ from corescope.model.cgroups import (
     Thresholds,
 )
 from corescope.model.common import Diagnostic, Finding, SensorStatus
+from corescope.timeparse import format_duration
 
 MAX_THEIL_SEN_POINTS = 300  # O(n²) pairs: subsample long histories evenly
 MIN_HISTORY_POINTS = 3
@@ -55,7 +57,7 @@ def theil_sen_slope(points: Sequence[tuple[float, float]]) -> float | None:
 
 
 def growth(current: MemcgCensus | None, history: Sequence[MemcgCensus],
-           thresholds: Thresholds = Thresholds()) -> Growth:
+           thresholds: Thresholds = DEFAULT_THRESHOLDS) -> Growth:
     """Growth per hour from stored censuses of this boot (Theil–Sen), else since boot
     (dying ÷ uptime); and when the threshold will be (or was) crossed."""
     live = current.live if current else None
@@ -254,7 +256,7 @@ def rank_suspects(growth_per_hour: float | None, churn: Sequence[ParentChurn],
             ev["explains_pct_of_growth"] = round(100.0 * explains(rate), 1)
         suspects.append(Suspect(r.name, r.kind, min(1.0, score), ev))
     for c in churn:
-        if c.parent in used or c.removed == 0 and c.created == 0:
+        if c.parent in used or (c.removed == 0 and c.created == 0):
             continue
         share = c.removed_per_hour / total_removed if total_removed else 0.0
         suspects.append(Suspect(c.parent, "cgroup-parent", _churn_score(c, g, share),
@@ -286,7 +288,7 @@ def _churn_evidence(c: ParentChurn, g: float | None) -> dict[str, Any]:
 
 
 def stat_cost_summary(current: Sequence[StatReadCost], history: Sequence[StatReadCost],
-                      thresholds: Thresholds = Thresholds()) -> dict[str, Any]:
+                      thresholds: Thresholds = DEFAULT_THRESHOLDS) -> dict[str, Any]:
     """Per root stat file: the median now, the first one ever stored, and a flag when it is
     high or has grown since first seen."""
     out: dict[str, Any] = {}
@@ -379,7 +381,7 @@ ADVICE: tuple[str, ...] = (
 )
 
 
-def zombie_finding(report: ZombieReport, thresholds: Thresholds = Thresholds()
+def zombie_finding(report: ZombieReport, thresholds: Thresholds = DEFAULT_THRESHOLDS
                    ) -> Finding | None:
     """`zombie_memcg_leak` when the threshold is crossed (critical), or when stored growth
     is fast and projects a crossing soon (warning)."""
@@ -396,9 +398,9 @@ def zombie_finding(report: ZombieReport, thresholds: Thresholds = Thresholds()
           and g.projected_threshold_at is not None
           and g.projected_threshold_at - c.t <= thresholds.warn_within_s):
         severity = "warning"
-        hours = (g.projected_threshold_at - c.t) / 3600.0
+        eta = format_duration(max(0.0, g.projected_threshold_at - c.t))
         summary = (f"dying memory cgroups grow {g.per_hour:.0f}/h ({c.dying} now, {c.live} "
-                   f"live); {g.threshold_rule} in about {hours:.1f} h")
+                   f"live); {g.threshold_rule} in about {eta}")
     if severity is None:
         return None
     top = report.suspects[0] if report.suspects else None

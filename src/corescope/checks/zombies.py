@@ -24,7 +24,13 @@ from corescope.analysis.zombies import (
     zombie_finding,
 )
 from corescope.checks.base import CheckResult, DoctorContext
-from corescope.model.cgroups import ChurnCount, MemcgCensus, RestartRecord, Thresholds
+from corescope.model.cgroups import (
+    DEFAULT_THRESHOLDS,
+    ChurnCount,
+    MemcgCensus,
+    RestartRecord,
+    Thresholds,
+)
 from corescope.model.common import SensorStatus
 from corescope.rootfs import Root
 from corescope.runner import Runner
@@ -37,7 +43,7 @@ DEFAULT_WINDOW_S = 24 * 3600.0
 
 
 def build_report(root: Root, runner: Runner, store: Store | None, now: float | None = None,
-                 thresholds: Thresholds = Thresholds(), window_s: float = DEFAULT_WINDOW_S,
+                 thresholds: Thresholds = DEFAULT_THRESHOLDS, window_s: float = DEFAULT_WINDOW_S,
                  extra_history: Sequence[MemcgCensus] = (),
                  extra_churn: Sequence[ChurnCount] = (),
                  extra_restarts: Sequence[RestartRecord] = (),

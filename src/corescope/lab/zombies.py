@@ -11,6 +11,7 @@ Only cgroups under `<memory mount>/corescope-lab` and files under
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import errno
 import os
@@ -139,7 +140,7 @@ def _spawn_in(cgroup: Path, file: Path, lifetime_s: float = 0.0, exit_code: int 
         if lifetime_s > 0:
             time.sleep(lifetime_s)
         code = exit_code
-    except BaseException:  # noqa: BLE001 - report failure through the exit code only
+    except BaseException:
         code = 2
     finally:
         os._exit(code)
@@ -186,14 +187,10 @@ def make_zombies(count: int, paths: LabPaths | None = None,
 
 
 def _kill_and_reap(pid: int) -> None:
-    try:
+    with contextlib.suppress(ProcessLookupError):
         os.kill(pid, signal.SIGKILL)
-    except ProcessLookupError:
-        pass
-    try:
+    with contextlib.suppress(ChildProcessError):
         os.waitpid(pid, 0)
-    except ChildProcessError:
-        pass
 
 
 @dataclass
@@ -294,15 +291,30 @@ def clean(drop_caches: bool = False, paths: LabPaths | None = None) -> CleanResu
         if p.is_dir():
             nfiles += sum(len(f) for _, _, f in os.walk(p))
             shutil.rmtree(p, ignore_errors=True)
-    try:
+    with contextlib.suppress(OSError):
         FILES.rmdir()  # only if nothing else of the lab's is left there
-    except OSError:
-        pass
     if drop_caches:
         os.sync()
         # 3: page cache plus dentries and inodes; the latter pin the last few memcgs
         Path("/proc/sys/vm/drop_caches").write_text("3")
     return CleanResult(removed, killed, nfiles, drop_caches, stopped)
+
+
+def settle(read: Callable[[], int | None], timeout_s: float = 3.0, quiet_s: float = 0.3
+           ) -> int | None:
+    """Wait until a count stops falling: the kernel frees released memcgs asynchronously
+    (RCU and a workqueue), so a count read right after deleting files is still high."""
+    deadline = time.monotonic() + timeout_s
+    last = read()
+    still_since = time.monotonic()
+    while time.monotonic() < deadline:
+        time.sleep(0.05)
+        cur = read()
+        if cur != last:
+            last, still_since = cur, time.monotonic()
+        elif time.monotonic() - still_since >= quiet_s:
+            break
+    return last
 
 
 def _kill_members(cgroup: Path) -> int:

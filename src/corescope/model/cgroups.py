@@ -206,6 +206,9 @@ class Thresholds:
         return best, rule
 
 
+DEFAULT_THRESHOLDS = Thresholds()
+
+
 @dataclass(frozen=True)
 class Growth:
     """How fast dying memcgs grow, and when the threshold is (or was) reached."""

@@ -47,9 +47,7 @@ def _unescape(path: str) -> str:
 def _controllers(options: Iterable[str]) -> tuple[str, ...]:
     out: list[str] = []
     for opt in options:
-        if opt.startswith("name="):
-            out.append(opt)
-        elif opt and "=" not in opt and opt not in _GENERIC_OPTS:
+        if opt.startswith("name=") or (opt and "=" not in opt and opt not in _GENERIC_OPTS):
             out.append(opt)
     return tuple(out)
 

@@ -153,4 +153,4 @@ def read_restarts(store: Store, t0: float, t1: float) -> list[RestartRecord]:
 def retain(store: Store, cutoff_wall: float) -> None:
     with store.write() as db:
         for table in _TABLES:
-            db.execute(f"DELETE FROM {table} WHERE t < ?", (cutoff_wall,))  # noqa: S608
+            db.execute(f"DELETE FROM {table} WHERE t < ?", (cutoff_wall,))
