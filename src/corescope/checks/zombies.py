@@ -47,8 +47,10 @@ def build_report(root: Root, runner: Runner, store: Store | None, now: float | N
                  extra_history: Sequence[MemcgCensus] = (),
                  extra_churn: Sequence[ChurnCount] = (),
                  extra_restarts: Sequence[RestartRecord] = (),
-                 probe_reads: int = 5, ask_tools: bool = True) -> ZombieReport:
-    """Everything `zombies` and `doctor` show, from the live system plus the store."""
+                 probe_reads: int = 5, ask_tools: bool | None = None) -> ZombieReport:
+    """Everything `zombies` and `doctor` show, from the live system plus the store.
+    `ask_tools` (systemctl, crictl, docker) defaults to whether `root` is the live system:
+    those tools describe this machine, not a replayed tree."""
     now = time.time() if now is None else now
     layout, diags = cg.read_layout(root)
     res = cg.take_census(root, layout, now)
@@ -101,6 +103,12 @@ def build_report(root: Root, runner: Runner, store: Store | None, now: float | N
                  "`corescope record` to locate by churn")
 
     journal: list[tuple[float, str, int | None]] = []
+    if ask_tools is None:
+        ask_tools = root.is_live
+        if not ask_tools:
+            statuses.append(SensorStatus("restarts", False, f"--root {root.base} is a "
+                                         "captured tree: live systemctl/crictl/docker not "
+                                         "asked"))
     if ask_tools:
         ev = units.collect(root, runner, now, journal_since=now - window_s)
         statuses += ev.statuses

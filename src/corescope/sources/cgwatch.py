@@ -84,6 +84,7 @@ class ChurnWatcher:
         self._fd = -1
         self._libc: _Libc | None = None
         self._wd_path: dict[int, str] = {}
+        self._known: set[str] = set()  # directories seen (watched, or found by a scan)
         self._counts: dict[str, Churn] = defaultdict(Churn)
         self._lock = threading.Lock()
         self._stop = threading.Event()
@@ -102,6 +103,7 @@ class ChurnWatcher:
             return f"inotify_init1 failed: {os.strerror(ctypes.get_errno())}"
         self._fd = fd
         for rel in self._walk():
+            self._known.add(rel)
             err = self._add(rel)
             if err is not None and rel == "/":
                 self.stop()
@@ -167,13 +169,40 @@ class ChurnWatcher:
             if parent is None or not ev.mask & IN_ISDIR or not ev.name:
                 continue
             child = ("" if parent == "/" else parent) + "/" + ev.name
-            with self._lock:
-                if ev.mask & IN_CREATE:
-                    self._counts[parent].created += 1
-                elif ev.mask & IN_DELETE:
-                    self._counts[parent].removed += 1
-            if ev.mask & IN_CREATE and self._fd >= 0:
-                self._add(child)
+            if ev.mask & IN_CREATE:
+                if child in self._known:
+                    continue  # already found by scanning its new parent
+                self._count(parent, created=1)
+                self._watch_new(child)
+            elif ev.mask & IN_DELETE:
+                self._known.discard(child)
+                self._count(parent, removed=1)
+
+    def _count(self, parent: str, created: int = 0, removed: int = 0) -> None:
+        with self._lock:
+            c = self._counts[parent]
+            c.created += created
+            c.removed += removed
+
+    def _watch_new(self, rel: str) -> None:
+        """Watch a new directory, then look inside: a runtime makes a pod's and a
+        container's cgroups in quick succession, before the watch on the first exists."""
+        stack = [rel]
+        while stack and self._fd >= 0:
+            cur = stack.pop()
+            self._known.add(cur)
+            if self._add(cur) is not None:
+                continue
+            try:
+                with os.scandir(self._abs(cur)) as it:
+                    kids = [e.name for e in it if e.is_dir(follow_symlinks=False)]
+            except OSError:
+                continue
+            for k in kids:
+                sub = cur + "/" + k
+                if sub not in self._known:
+                    self._count(cur, created=1)
+                    stack.append(sub)
 
     def drain(self) -> dict[str, Churn]:
         """Counts since the last drain, per parent (relative path)."""

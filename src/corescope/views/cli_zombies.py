@@ -161,7 +161,8 @@ def _watch(obj: CliContext, store: Store | None, thr: Thresholds, interval: floa
                       for p, c in drained.items() if c.created or c.removed]
             report = build_report(obj.root, obj.runner, store, now=now, thresholds=thr,
                                   window_s=window, extra_history=history, extra_churn=churn,
-                                  probe_reads=3, ask_tools=(n == 0))
+                                  probe_reads=3,
+                                  ask_tools=(n == 0 and obj.root.is_live))
             if report.census is not None:
                 from dataclasses import replace
 
