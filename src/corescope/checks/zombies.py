@@ -127,7 +127,9 @@ def build_report(root: Root, runner: Runner, store: Store | None, now: float | N
 
 
 def check(ctx: DoctorContext) -> CheckResult:
-    report = build_report(ctx.root, ctx.runner, ctx.store, now=ctx.end)
+    # the stored history doctor looks at is the user's --since window
+    report = build_report(ctx.root, ctx.runner, ctx.store, now=ctx.end,
+                          window_s=max(ctx.end - ctx.since, 0.0))
     ctx.shared["zombies"] = report
     result = CheckResult(sensors=list(report.statuses))
     for f in (zombie_finding(report), stat_cost_finding(report)):

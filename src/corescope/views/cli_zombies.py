@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import time
+from dataclasses import replace
 from typing import Any
 
 import click
@@ -161,11 +162,8 @@ def _watch(obj: CliContext, store: Store | None, thr: Thresholds, interval: floa
                       for p, c in drained.items() if c.created or c.removed]
             report = build_report(obj.root, obj.runner, store, now=now, thresholds=thr,
                                   window_s=window, extra_history=history, extra_churn=churn,
-                                  probe_reads=3,
-                                  ask_tools=(n == 0 and obj.root.is_live))
+                                  probe_reads=3)
             if report.census is not None:
-                from dataclasses import replace
-
                 history.append(replace(report.census, churn_interval_s=(
                     mono - prev_mono if n and err is None else 0.0)))
             prev_mono = mono
