@@ -63,7 +63,9 @@ def build_report(root: Root, runner: Runner, store: Store | None, now: float | N
         statuses.append(SensorStatus("memcg_census", False, f"{why}: zombie memcgs not "
                                      "measured"))
     else:
-        detail = f"{current.hierarchy} memory hierarchy at {layout.memory_mount}"
+        detail = (f"{current.hierarchy} memory hierarchy at {layout.memory_mount}: "
+                  f"{current.kernel_count} memcgs held by the kernel, {current.live} live, "
+                  f"{current.dying} dying")
         if not root.is_live or os.geteuid() == 0:
             statuses.append(SensorStatus("memcg_census", True, detail))
         else:
