@@ -176,3 +176,11 @@ def test_cli_zombies_reads_stored_history(tmp_path: Path) -> None:
     assert out["growth"]["method"] == "theil-sen" and out["growth"]["per_hour"] > 0
     assert out["suspects"][0]["name"] == "/corescope-lab/agent"
     assert out["locations"][0]["path"] == "/corescope-lab/agent"
+
+
+def test_lab_commands_need_consent(tmp_path: Path) -> None:
+    for args in (("lab", "zombies", "--count", "1"), ("lab", "crashloop"), ("lab", "clean")):
+        p = run_cli(*args)
+        assert p.returncode == 2 and "--yes" in p.stderr, (args, p.stderr)
+    p = run_cli("lab", "zombies", "--count", "1", "--yes", "--root", str(tmp_path))
+    assert p.returncode == 2
