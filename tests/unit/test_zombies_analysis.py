@@ -193,3 +193,23 @@ def test_growth_never_raises(points: list[tuple[float, int]], dying: int, live: 
     assert g.crossed == (dying >= g.threshold)
     if g.projected_threshold_at is not None:
         assert g.projected_threshold_at >= 1e6 + 1 - 1e-6
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(["/a", "/a/b", "/system.slice/x.service", "/k"]),
+                          st.integers(0, 100), st.integers(0, 100),
+                          st.floats(0.1, 60, allow_nan=False)), max_size=20),
+       st.lists(st.tuples(st.sampled_from(["x.service", "y.service"]),
+                          st.one_of(st.none(), st.integers(0, 10**6)),
+                          st.floats(0, 1e5, allow_nan=False)), max_size=8),
+       st.one_of(st.none(), st.floats(-1e5, 1e6, allow_nan=False)))
+def test_suspect_scores_stay_in_unit_range(churn_rows: list, recs: list,
+                                           g: float | None) -> None:
+    rows = [ChurnCount(float(i), p, c, r, 0, iv, "inotify")
+            for i, (p, c, r, iv) in enumerate(churn_rows)]
+    churn = az.aggregate_churn(rows, 0.0, len(rows))
+    restarts = [RestartRecord(t, "systemd-unit", n, k, "auto-restart",
+                              "/system.slice/x.service") for n, k, t in recs]
+    sus = az.rank_suspects(g, churn, az.restart_rates(restarts, 3600.0))
+    assert all(0.0 <= s.score <= 1.0 for s in sus)
+    assert [s.score for s in sus] == sorted((s.score for s in sus), reverse=True)
