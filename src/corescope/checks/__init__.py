@@ -8,4 +8,5 @@ for a missing capability.
 CHECK_MODULES: tuple[str, ...] = (
     "corescope.checks.cores",
     "corescope.checks.profile",
+    "corescope.checks.zombies",
 )

@@ -22,6 +22,7 @@ DB_NAME = "corescope.db"
 SCHEMA_MODULES: tuple[str, ...] = (
     "corescope.store.series",
     "corescope.store.profiles",
+    "corescope.store.census",
 )
 
 

@@ -21,6 +21,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "corescope.views.cli_doctor",
     "corescope.views.cli_lab_hotcore",
     "corescope.views.cli_flame",
+    "corescope.views.cli_zombies",
 )
 
 

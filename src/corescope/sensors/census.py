@@ -1,0 +1,144 @@
+"""Recorder sensors for zombie memcgs: a census every `census_interval_s` (10 s by default)
+with per-parent churn and v2 locations, the root stat-read cost every minute, and restart
+evidence from systemd and container runtimes every minute."""
+
+from __future__ import annotations
+
+import os
+import time
+from dataclasses import replace
+
+from corescope.analysis.zombies import rank_locations
+from corescope.model.cgroups import CgroupLayout, ChurnCount
+from corescope.model.common import SensorStatus
+from corescope.sensors.base import Sensor, SensorEnv
+from corescope.sources import cgroups as cg
+from corescope.sources import units
+from corescope.sources.cgwatch import Churn, ChurnWatcher, snapshot_churn
+from corescope.store import census as census_store
+from corescope.store.db import Store
+
+STAT_PROBE_EVERY_S = 60.0
+RESTARTS_EVERY_S = 60.0
+STORED_LOCATIONS = 20
+
+
+class CensusSensor(Sensor):
+    name = "memcg_census"
+
+    def __init__(self, env: SensorEnv) -> None:
+        super().__init__(env)
+        self.interval_s = max(0.1, env.options.census_interval_s)
+        self.store: Store | None = None
+        self.layout: CgroupLayout | None = None
+        self.watcher: ChurnWatcher | None = None
+        self._prev_children: dict[str, tuple[str, ...]] | None = None
+        self._prev_mono: float | None = None
+        self._last_probe: float | None = None
+
+    def open(self, store: Store) -> SensorStatus:
+        self.store = store
+        root = self.env.root
+        self.layout, _ = cg.read_layout(root)
+        lay = self.layout
+        if lay.memory is None or lay.memory_mount is None:
+            return SensorStatus(self.name, False, f"cgroup layout {lay.kind} has no memory "
+                                "controller mounted: zombie memcg census not measured")
+        top = root.path(lay.memory_mount)
+        if not os.access(top, os.R_OK | os.X_OK):
+            return SensorStatus(self.name, False, f"cannot read {top} (not root?): zombie "
+                                "memcg census not measured")
+        first = cg.take_census(root, lay)
+        if first.census is None:
+            why = "; ".join(str(d) for d in first.diagnostics) or "unknown"
+            return SensorStatus(self.name, False, f"census failed ({why}): zombie memcg "
+                                "census not measured")
+        self._prev_children = first.tree.children if first.tree else None
+        self.watcher = ChurnWatcher(top)
+        err = self.watcher.start()
+        self._prev_mono = time.monotonic()  # churn counts from here
+        churn_how = f"churn by inotify ({self.watcher.watches} watches)"
+        if err is not None:
+            self.watcher = None
+            churn_how = f"churn by snapshot diff, a lower bound ({err})"
+        return SensorStatus(self.name, True, f"{lay.kind} layout, memory on {lay.memory} at "
+                            f"{lay.memory_mount}; census every {self.interval_s:g}s; "
+                            f"{churn_how}")
+
+    def tick(self, wall: float, mono: float) -> None:
+        if self.layout is None or self.store is None:
+            return
+        root = self.env.root
+        res = cg.take_census(root, self.layout, wall)
+        c = res.census
+        if c is None:
+            return
+        interval = (mono - self._prev_mono) if self._prev_mono is not None else 0.0
+        self._prev_mono = mono
+        counts: dict[str, Churn]
+        if self.watcher is not None:
+            counts, method = self.watcher.drain(), "inotify"
+            if self.watcher.overflowed:
+                method = "inotify-overflowed"
+        elif res.tree is not None and self._prev_children is not None:
+            counts, method = snapshot_churn(self._prev_children, res.tree.children), "snapshot"
+        else:
+            counts, method = {}, "none"
+        if res.tree is not None:
+            self._prev_children = res.tree.children
+        kids = res.tree.children if res.tree is not None else {}
+        rows = [ChurnCount(wall, parent, n.created, n.removed, len(kids.get(parent, ())),
+                           interval, method)
+                for parent, n in sorted(counts.items()) if n.created or n.removed]
+        if interval > 0 and method != "none":
+            c = replace(c, churn_interval_s=interval)
+        locations = []
+        if self.layout.memory == "v2" and self.layout.memory_mount:
+            locations = rank_locations(cg.walk_cgroup_stats(root.path(self.layout.memory_mount)),
+                                       STORED_LOCATIONS)
+        census_store.write_census(self.store, c, rows, locations)
+        if self._last_probe is None or mono - self._last_probe >= STAT_PROBE_EVERY_S:
+            self._last_probe = mono
+            costs, _ = cg.probe_stat_read(root, self.layout, 5, wall, c.dying)
+            if costs:
+                census_store.write_stat_costs(self.store, costs)
+
+    def close(self) -> None:
+        if self.watcher is not None:
+            self.watcher.stop()
+            self.watcher = None
+
+
+class RestartSensor(Sensor):
+    name = "restarts"
+
+    def __init__(self, env: SensorEnv) -> None:
+        super().__init__(env)
+        self.interval_s = max(RESTARTS_EVERY_S, env.options.census_interval_s)
+        self.store: Store | None = None
+
+    def open(self, store: Store) -> SensorStatus:
+        self.store = store
+        if not self.env.root.is_live:
+            return SensorStatus(self.name, False, f"--root {self.env.root.base} is a captured "
+                                "tree: live systemctl/crictl/docker not asked")
+        ev = units.collect(self.env.root, self.env.runner)
+        ok = [s for s in ev.statuses if s.ok]
+        detail = "; ".join(s.detail for s in ev.statuses)
+        if not ok:
+            return SensorStatus(self.name, False, detail)
+        return SensorStatus(self.name, True, detail)
+
+    def tick(self, wall: float, mono: float) -> None:
+        if self.store is None:
+            return
+        ev = units.collect(self.env.root, self.env.runner, wall,
+                           journal_since=wall - self.interval_s)
+        # only what ever restarted: a healthy node's hundred services need no history
+        keep = [r for r in ev.records if r.restarts]
+        if keep:
+            census_store.write_restarts(self.store, keep)
+
+
+def build(env: SensorEnv) -> list[Sensor]:
+    return [CensusSensor(env), RestartSensor(env)]

@@ -1,0 +1,431 @@
+"""Memory-cgroup census: layout detection, /proc/cgroups, cgroup.stat, the live-tree walk.
+
+Parsers are pure and total (text in → records + diagnostics out, never raise on content).
+The live readers take a `Root`, so a captured tree replays through the same code.
+
+The census stays cheap on a node with 70,000 zombies: dying cgroups have no directory, so the
+walk only visits live ones (a few hundred), and it lists directory entries with their d_type,
+never opening `memory.stat` across the tree (that is what makes kubelet expensive).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from corescope.model.cgroups import (
+    CgroupLayout,
+    CgroupMount,
+    CgroupStat,
+    MemcgCensus,
+    ProcCgroupsRow,
+    StatReadCost,
+)
+from corescope.model.common import Diagnostic
+from corescope.rootfs import Root
+
+# Mount flags that can appear among a cgroup v1 mount's options and are not controllers.
+_GENERIC_OPTS = frozenset({
+    "rw", "ro", "relatime", "noatime", "nodiratime", "strictatime", "lazytime", "nosuid",
+    "nodev", "noexec", "sync", "async", "dirsync", "mand", "nomand", "silent", "loud",
+    "clone_children", "noprefix", "xattr", "cpuset_v2_mode", "none", "all",
+    "favordynmods", "nsdelegate", "memory_localevents", "memory_recursiveprot",
+    "memory_hugetlb_accounting", "memory_pressure", "pids_localevents",
+})
+_OCTAL = re.compile(r"\\([0-7]{3})")
+
+
+def _unescape(path: str) -> str:
+    """Mount paths escape space, tab, newline and backslash as \\ooo."""
+    return _OCTAL.sub(lambda m: chr(int(m.group(1), 8)), path)
+
+
+def _controllers(options: Iterable[str]) -> tuple[str, ...]:
+    out: list[str] = []
+    for opt in options:
+        if opt.startswith("name=") or (opt and "=" not in opt and opt not in _GENERIC_OPTS):
+            out.append(opt)
+    return tuple(out)
+
+
+def _as_text(data: str | bytes) -> str:
+    return data.decode("utf-8", errors="replace") if isinstance(data, bytes) else data
+
+
+def parse_mountinfo(text: str | bytes, source: str = "/proc/self/mountinfo"
+                    ) -> tuple[list[CgroupMount], list[Diagnostic]]:
+    """The cgroup and cgroup2 mounts of a mountinfo file."""
+    mounts: list[CgroupMount] = []
+    diags: list[Diagnostic] = []
+    for lineno, line in enumerate(_as_text(text).splitlines(), 1):
+        if not line.strip():
+            continue
+        fields = line.split()
+        try:
+            sep = fields.index("-", 6)
+        except ValueError:
+            diags.append(Diagnostic(source, f"no ' - ' separator: {line[:80]!r}", lineno))
+            continue
+        if len(fields) < sep + 3:
+            diags.append(Diagnostic(source, f"truncated line: {line[:80]!r}", lineno))
+            continue
+        fstype = fields[sep + 1]
+        if fstype not in ("cgroup", "cgroup2"):
+            continue
+        super_opts = fields[sep + 3].split(",") if len(fields) > sep + 3 else []
+        mounts.append(CgroupMount(
+            mountpoint=_unescape(fields[4]), fstype=fstype, root=_unescape(fields[3]),
+            controllers=_controllers(super_opts) if fstype == "cgroup" else (),
+        ))
+    return mounts, diags
+
+
+def parse_proc_mounts(text: str | bytes, source: str = "/proc/mounts"
+                      ) -> tuple[list[CgroupMount], list[Diagnostic]]:
+    """The cgroup mounts of /proc/mounts (fallback when mountinfo is unreadable)."""
+    mounts: list[CgroupMount] = []
+    diags: list[Diagnostic] = []
+    for lineno, line in enumerate(_as_text(text).splitlines(), 1):
+        fields = line.split()
+        if not fields:
+            continue
+        if len(fields) < 4:
+            diags.append(Diagnostic(source, f"truncated line: {line[:80]!r}", lineno))
+            continue
+        fstype = fields[2]
+        if fstype not in ("cgroup", "cgroup2"):
+            continue
+        mounts.append(CgroupMount(
+            mountpoint=_unescape(fields[1]), fstype=fstype,
+            controllers=_controllers(fields[3].split(",")) if fstype == "cgroup" else (),
+        ))
+    return mounts, diags
+
+
+def _pick(mounts: list[CgroupMount]) -> CgroupMount | None:
+    """Of several mounts of one hierarchy (bind mounts), prefer one showing its root."""
+    if not mounts:
+        return None
+    return sorted(mounts, key=lambda m: (m.root != "/", len(m.mountpoint)))[0]
+
+
+def detect_layout(mounts: list[CgroupMount], v2_controllers: str | None) -> CgroupLayout:
+    """v1, v2 or hybrid, and where memory is. `v2_controllers` is the text of the v2 root's
+    cgroup.controllers (None when there is no v2 mount or it could not be read)."""
+    v1 = [m for m in mounts if m.fstype == "cgroup"]
+    v2 = _pick([m for m in mounts if m.fstype == "cgroup2"])
+    kind = "hybrid" if v1 and v2 else "v1" if v1 else "v2" if v2 else "none"
+    v1_pairs: dict[str, str] = {}
+    for m in sorted(v1, key=lambda m: (m.root != "/", len(m.mountpoint))):
+        for c in m.controllers:
+            v1_pairs.setdefault(c, m.mountpoint)
+    mem_v1 = _pick([m for m in v1 if "memory" in m.controllers])
+    if mem_v1 is not None:
+        return CgroupLayout(kind, "v1", mem_v1.mountpoint, mem_v1.root,
+                            v2.mountpoint if v2 else None, tuple(sorted(v1_pairs.items())))
+    v2_has_memory = False
+    if v2 is not None:
+        if v2_controllers is not None:
+            v2_has_memory = "memory" in v2_controllers.split()
+        else:
+            v2_has_memory = kind == "v2"  # unreadable controllers on a pure v2 host: assume
+    if v2 is not None and v2_has_memory:
+        return CgroupLayout(kind, "v2", v2.mountpoint, v2.root, v2.mountpoint,
+                            tuple(sorted(v1_pairs.items())))
+    return CgroupLayout(kind, None, None, "/", v2.mountpoint if v2 else None,
+                        tuple(sorted(v1_pairs.items())))
+
+
+def parse_proc_cgroups(text: str | bytes, source: str = "/proc/cgroups"
+                       ) -> tuple[dict[str, ProcCgroupsRow], list[Diagnostic]]:
+    """Rows of /proc/cgroups by controller. 6.12+ kernels without memcg v1 have no memory row;
+    that is not an error here (the caller falls back to cgroup.stat)."""
+    rows: dict[str, ProcCgroupsRow] = {}
+    diags: list[Diagnostic] = []
+    for lineno, line in enumerate(_as_text(text).splitlines(), 1):
+        if not line.strip() or line.startswith("#"):
+            continue
+        parts = line.split()
+        if len(parts) < 4 or not all(p.isdigit() for p in parts[1:4]):
+            diags.append(Diagnostic(source, f"unreadable row: {line[:80]!r}", lineno))
+            continue
+        name = parts[0]
+        if name in rows:
+            diags.append(Diagnostic(source, f"duplicate row for {name!r}", lineno))
+            continue
+        rows[name] = ProcCgroupsRow(name, int(parts[1]), int(parts[2]), parts[3] != "0")
+    return rows, diags
+
+
+def parse_cgroup_stat(text: str | bytes, source: str = "cgroup.stat"
+                      ) -> tuple[CgroupStat, list[Diagnostic]]:
+    """A v2 cgroup.stat: nr_descendants, nr_dying_descendants, and (6.12+)
+    nr_subsys_<ctrl> / nr_dying_subsys_<ctrl>. Unknown keys are ignored."""
+    vals: dict[str, int] = {}
+    sub: dict[str, int] = {}
+    dying: dict[str, int] = {}
+    diags: list[Diagnostic] = []
+    for lineno, line in enumerate(_as_text(text).splitlines(), 1):
+        parts = line.split()
+        if not parts:
+            continue
+        if len(parts) != 2 or not parts[1].isdigit():
+            diags.append(Diagnostic(source, f"unreadable line: {line[:80]!r}", lineno))
+            continue
+        key, value = parts[0], int(parts[1])
+        if key.startswith("nr_dying_subsys_"):
+            dying[key[len("nr_dying_subsys_"):]] = value
+        elif key.startswith("nr_subsys_"):
+            sub[key[len("nr_subsys_"):]] = value
+        else:
+            vals[key] = value
+    return CgroupStat(vals.get("nr_descendants"), vals.get("nr_dying_descendants"), sub,
+                      dying), diags
+
+
+# ---------------------------------------------------------------------------------------------
+# live readers
+
+
+def read_layout(root: Root) -> tuple[CgroupLayout, list[Diagnostic]]:
+    diags: list[Diagnostic] = []
+    try:
+        mounts, d = parse_mountinfo(root.read_text("/proc/self/mountinfo"))
+    except OSError as exc:
+        diags.append(Diagnostic("/proc/self/mountinfo", f"unreadable ({exc}); using /proc/mounts"))
+        try:
+            mounts, d = parse_proc_mounts(root.read_text("/proc/mounts"))
+        except OSError as exc2:
+            diags.append(Diagnostic("/proc/mounts", f"unreadable: {exc2}"))
+            mounts, d = [], []
+    diags += d
+    v2 = _pick([m for m in mounts if m.fstype == "cgroup2"])
+    controllers = None
+    if v2 is not None:
+        try:
+            controllers = root.read_text(v2.mountpoint + "/cgroup.controllers")
+        except OSError:
+            controllers = None
+    return detect_layout(mounts, controllers), diags
+
+
+@dataclass
+class LiveTree:
+    """The live directories of one hierarchy: how many, and each one's child names."""
+
+    count: int = 0
+    children: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    errors: int = 0
+
+
+def walk_live(top: Path) -> LiveTree:
+    """Every live cgroup directory under `top`, `top` included (what `find -type d` counts).
+    Directories only, from d_type: no stat, no file opened."""
+    tree = LiveTree()
+    stack: list[tuple[str, str]] = [(str(top), "/")]
+    while stack:
+        path, rel = stack.pop()
+        kids: list[str] = []
+        try:
+            with os.scandir(path) as it:
+                for e in it:
+                    try:
+                        if e.is_dir(follow_symlinks=False):
+                            kids.append(e.name)
+                    except OSError:
+                        continue
+        except FileNotFoundError:
+            continue  # removed between being listed and being walked (rmdir race)
+        except OSError:
+            tree.errors += 1
+            continue
+        tree.count += 1
+        tree.children[rel] = tuple(kids)
+        base = "" if rel == "/" else rel
+        for k in kids:
+            stack.append((path + "/" + k, base + "/" + k))
+    return tree
+
+
+def boot_id(root: Root) -> str:
+    try:
+        return root.read_text("/proc/sys/kernel/random/boot_id").strip()
+    except OSError:
+        return ""
+
+
+def uptime_s(root: Root) -> float | None:
+    try:
+        return float(root.read_text("/proc/uptime").split()[0])
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def _memory_row(root: Root) -> tuple[ProcCgroupsRow | None, list[Diagnostic]]:
+    try:
+        rows, diags = parse_proc_cgroups(root.read_text("/proc/cgroups"))
+    except OSError as exc:
+        return None, [Diagnostic("/proc/cgroups", f"unreadable: {exc}")]
+    return rows.get("memory"), diags
+
+
+@dataclass
+class CensusResult:
+    census: MemcgCensus | None
+    tree: LiveTree | None = None
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+
+
+def take_census(root: Root, layout: CgroupLayout, now: float | None = None) -> CensusResult:
+    """Count memory cgroups now. None census when this host has no memory controller."""
+    now = time.time() if now is None else now
+    bid, up = boot_id(root), uptime_s(root)
+    if layout.memory == "v1" and layout.memory_mount:
+        return _census_v1(root, layout, now, bid, up)
+    if layout.memory == "v2" and layout.memory_mount:
+        return _census_v2(root, layout, now, bid, up)
+    row, diags = _memory_row(root)
+    why = ("no memory controller mounted (no v1 memory hierarchy and none enabled in the v2 "
+           "root's cgroup.controllers)")
+    if row is not None and not row.enabled:
+        why = "the memory controller is disabled (cgroup_disable=memory)"
+    return CensusResult(None, None, [*diags, Diagnostic("census", why)])
+
+
+def _census_v1(root: Root, layout: CgroupLayout, now: float, bid: str,
+               up: float | None) -> CensusResult:
+    assert layout.memory_mount is not None
+    top = root.path(layout.memory_mount)
+    diags: list[Diagnostic] = []
+    # The kernel count can move while we walk; read it on both sides and retry so the
+    # subtraction compares numbers from the same moment.
+    row_before = row_after = None
+    tree = LiveTree()
+    stable = False
+    walk_ms = 0.0
+    for _ in range(3):
+        row_before, d1 = _memory_row(root)
+        t0 = time.perf_counter()
+        tree = walk_live(top)
+        walk_ms = (time.perf_counter() - t0) * 1000.0
+        row_after, d2 = _memory_row(root)
+        diags = d1 + d2
+        if (row_before and row_after and row_before.num_cgroups == row_after.num_cgroups):
+            stable = True
+            break
+    if tree.errors:
+        diags.append(Diagnostic(str(top), f"{tree.errors} directories unreadable; live "
+                                "count is a lower bound"))
+    if layout.memory_mount_root != "/":
+        diags.append(Diagnostic(str(top), f"the memory hierarchy is mounted from "
+                                f"{layout.memory_mount_root!r}, not its root: live cgroups "
+                                "outside this view count as dying"))
+    kernel = row_after.num_cgroups if row_after else None
+    if row_after is None:
+        diags.append(Diagnostic("/proc/cgroups", "no memory row although memory is mounted "
+                                "as v1: kernel count unknown"))
+    live = tree.count if tree.count else None
+    dying = kernel - live if kernel is not None and live is not None else None
+    census = MemcgCensus(
+        t=now, layout=layout.kind, hierarchy="v1", kernel_count=kernel, live=live,
+        dying=dying, source=f"/proc/cgroups memory num_cgroups - live dirs under "
+        f"{layout.memory_mount}", walk_ms=walk_ms, boot_id=bid, uptime_s=up, stable=stable,
+        proc_cgroups_count=kernel,
+    )
+    return CensusResult(census, tree, diags)
+
+
+def _census_v2(root: Root, layout: CgroupLayout, now: float, bid: str,
+               up: float | None) -> CensusResult:
+    assert layout.memory_mount is not None
+    diags: list[Diagnostic] = []
+    row, d = _memory_row(root)
+    diags += d
+    t0 = time.perf_counter()
+    try:
+        stat, d = parse_cgroup_stat(root.read_text(layout.memory_mount + "/cgroup.stat"),
+                                    layout.memory_mount + "/cgroup.stat")
+        diags += d
+    except OSError as exc:
+        diags.append(Diagnostic(layout.memory_mount + "/cgroup.stat", f"unreadable: {exc}"))
+        return CensusResult(None, None, diags)
+    walk_ms = (time.perf_counter() - t0) * 1000.0
+    if "memory" in stat.subsys:
+        live: int | None = stat.subsys["memory"]  # "at and beneath": the root is included
+        dying = stat.dying_subsys.get("memory", 0)
+        source = "root cgroup.stat nr_subsys_memory + nr_dying_subsys_memory"
+    elif stat.nr_descendants is not None and stat.nr_dying_descendants is not None:
+        live = stat.nr_descendants + 1
+        dying = stat.nr_dying_descendants
+        source = ("root cgroup.stat nr_descendants + nr_dying_descendants (cgroups of any "
+                  "controller: this kernel has no per-controller count before 6.12)")
+    else:
+        diags.append(Diagnostic("cgroup.stat", "no nr_descendants/nr_dying_descendants"))
+        return CensusResult(None, None, diags)
+    if layout.memory_mount_root != "/":
+        source += f" (subtree {layout.memory_mount_root} only)"
+    census = MemcgCensus(
+        t=now, layout=layout.kind, hierarchy="v2", kernel_count=(live or 0) + dying,
+        live=live, dying=dying, source=source, walk_ms=walk_ms, boot_id=bid, uptime_s=up,
+        stable=True, proc_cgroups_count=row.num_cgroups if row else None,
+    )
+    return CensusResult(census, None, diags)
+
+
+def walk_cgroup_stats(top: Path) -> dict[str, CgroupStat]:
+    """cgroup.stat of every live v2 cgroup (one small file each), keyed by relative path."""
+    out: dict[str, CgroupStat] = {}
+    stack: list[tuple[str, str]] = [(str(top), "/")]
+    while stack:
+        path, rel = stack.pop()
+        kids: list[str] = []
+        try:
+            with open(path + "/cgroup.stat", "rb") as f:
+                stat, _ = parse_cgroup_stat(f.read())
+            with os.scandir(path) as it:
+                kids = [e.name for e in it if e.is_dir(follow_symlinks=False)]
+        except OSError:
+            continue
+        out[rel] = stat
+        base = "" if rel == "/" else rel
+        stack.extend((path + "/" + k, base + "/" + k) for k in kids)
+    return out
+
+
+def stat_files(root: Root, layout: CgroupLayout) -> list[tuple[str, Path]]:
+    """The root memory stat files a stats collector reads: memory.stat, and memory.numa_stat
+    where present (v1 always; v2 root on recent kernels)."""
+    if not layout.memory_mount:
+        return []
+    base = root.path(layout.memory_mount)
+    return [(name, base / name) for name in ("memory.stat", "memory.numa_stat")
+            if (base / name).exists()]
+
+
+def probe_stat_read(root: Root, layout: CgroupLayout, reads: int = 5, now: float | None = None,
+                    dying: int | None = None) -> tuple[list[StatReadCost], list[Diagnostic]]:
+    """Median wall time of reading each root stat file in full, over `reads` reads."""
+    now = time.time() if now is None else now
+    out: list[StatReadCost] = []
+    diags: list[Diagnostic] = []
+    for name, path in stat_files(root, layout):
+        times: list[float] = []
+        for _ in range(max(1, reads)):
+            t0 = time.perf_counter()
+            try:
+                with open(path, "rb", buffering=0) as f:
+                    while f.read(65536):
+                        pass
+            except OSError as exc:
+                diags.append(Diagnostic(str(path), f"unreadable: {exc}"))
+                break
+            times.append((time.perf_counter() - t0) * 1000.0)
+        if times:
+            times.sort()
+            out.append(StatReadCost(now, name, times[len(times) // 2], times[-1], len(times),
+                                    dying))
+    return out, diags

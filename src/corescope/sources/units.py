@@ -1,0 +1,439 @@
+"""Restart evidence: systemd units, the journal's restart records, CRI and docker containers.
+
+Each restart of a unit or container makes fresh cgroups, and each cgroup it leaves behind
+with page cache still charged is a zombie memcg. Parsers are pure and total; `collect`
+runs the tools through the Runner and says which ones were absent.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from corescope.model.cgroups import RestartRecord
+from corescope.model.common import Diagnostic, SensorStatus
+from corescope.rootfs import Root
+from corescope.runner import Runner, ToolMissing
+
+RESTART_MESSAGE_ID = "5eb03494b6584870a536b337290809b3"
+SYSTEMCTL_PROPS = ("Id", "NRestarts", "SubState", "ActiveState", "Result", "ControlGroup",
+                   "Restart")
+RESTART_ANNOTATION = "io.kubernetes.container.restartCount"
+
+
+def _as_text(data: str | bytes) -> str:
+    return data.decode("utf-8", errors="replace") if isinstance(data, bytes) else data
+
+
+def _int(value: Any) -> int | None:
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value if value >= 0 else None
+    if isinstance(value, str) and value.strip().isdigit():
+        return int(value.strip())
+    return None
+
+
+# --- systemctl show ------------------------------------------------------------------------
+
+
+def parse_systemctl_show(text: str | bytes, t: float = 0.0, source: str = "systemctl show"
+                         ) -> tuple[list[RestartRecord], list[Diagnostic]]:
+    """`systemctl show -p Id,NRestarts,SubState,... '*.service'`: blank-line separated
+    blocks of Key=Value. One record per block with an Id."""
+    records: list[RestartRecord] = []
+    diags: list[Diagnostic] = []
+    block: dict[str, str] = {}
+    start = 1
+
+    def flush() -> None:
+        if not block:
+            return
+        unit = block.get("Id") or block.get("Names", "").split(" ")[0]
+        if not unit:
+            diags.append(Diagnostic(source, "block without Id", start))
+            return
+        n = _int(block.get("NRestarts", ""))
+        if "NRestarts" in block and n is None and block["NRestarts"] not in ("", "[not set]"):
+            diags.append(Diagnostic(source, f"{unit}: unreadable NRestarts "
+                                    f"{block['NRestarts'][:30]!r}", start))
+        cg = block.get("ControlGroup") or None
+        records.append(RestartRecord(
+            t=t, kind="systemd-unit", name=unit, restarts=n,
+            state=block.get("SubState", ""), cgroup=cg,
+            detail={k: block[k] for k in ("ActiveState", "Result", "Restart") if k in block},
+        ))
+
+    for lineno, line in enumerate(_as_text(text).splitlines(), 1):
+        if not line.strip():
+            flush()
+            block = {}
+            start = lineno + 1
+            continue
+        key, sep, value = line.partition("=")
+        if not sep or not key or " " in key:
+            diags.append(Diagnostic(source, f"not Key=Value: {line[:80]!r}", lineno))
+            continue
+        if key == "Id" and "Id" in block:
+            # no blank line between units (some versions with -p): a new block starts here
+            flush()
+            block = {}
+            start = lineno
+        block[key] = value
+    flush()
+    return records, diags
+
+
+# --- journal --------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class JournalRestart:
+    """One "Scheduled restart job, restart counter is at N." journal entry."""
+
+    t: float
+    unit: str
+    n_restarts: int | None
+    message: str = ""
+
+
+def _field(entry: dict[str, Any], key: str) -> str | None:
+    """journalctl -o json gives a string, a list (repeated field) or bytes as ints."""
+    v = entry.get(key)
+    if isinstance(v, str):
+        return v
+    if isinstance(v, list) and v:
+        if all(isinstance(x, int) and 0 <= x < 256 for x in v):
+            return bytes(v).decode("utf-8", errors="replace")
+        first = v[-1]
+        return first if isinstance(first, str) else None
+    if isinstance(v, int) and not isinstance(v, bool):
+        return str(v)
+    return None
+
+
+_COUNTER = re.compile(r"restart counter is at (\d+)")
+
+
+def parse_journal_restarts(text: str | bytes, source: str = "journalctl -o json"
+                           ) -> tuple[list[JournalRestart], list[Diagnostic]]:
+    """JSON lines from `journalctl -o json MESSAGE_ID=5eb03494...`; other entries skipped."""
+    out: list[JournalRestart] = []
+    diags: list[Diagnostic] = []
+    for lineno, line in enumerate(_as_text(text).splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            entry = json.loads(line)
+        except (ValueError, RecursionError):
+            diags.append(Diagnostic(source, f"not JSON: {line[:60]!r}", lineno))
+            continue
+        if not isinstance(entry, dict):
+            diags.append(Diagnostic(source, "entry is not an object", lineno))
+            continue
+        if _field(entry, "MESSAGE_ID") != RESTART_MESSAGE_ID:
+            continue
+        unit = _field(entry, "UNIT") or _field(entry, "USER_UNIT")
+        if not unit:
+            diags.append(Diagnostic(source, "restart entry without UNIT", lineno))
+            continue
+        msg = _field(entry, "MESSAGE") or ""
+        n = _int(_field(entry, "N_RESTARTS"))
+        if n is None:
+            m = _COUNTER.search(msg)
+            n = int(m.group(1)) if m else None
+        ts = _int(_field(entry, "__REALTIME_TIMESTAMP"))
+        out.append(JournalRestart(ts / 1e6 if ts is not None else 0.0, unit, n, msg))
+    return out, diags
+
+
+# --- crictl ---------------------------------------------------------------------------------
+
+
+def parse_crictl_ps(text: str | bytes, t: float = 0.0, source: str = "crictl ps -a -o json"
+                    ) -> tuple[list[RestartRecord], list[Diagnostic]]:
+    """`crictl ps -a -o json`. Every attempt of a container is its own entry; one record per
+    (pod, container name) with the highest attempt / restartCount annotation seen."""
+    diags: list[Diagnostic] = []
+    try:
+        doc = json.loads(_as_text(text))
+    except (ValueError, RecursionError):
+        return [], [Diagnostic(source, "not JSON")]
+    items = doc.get("containers") if isinstance(doc, dict) else None
+    if not isinstance(items, list):
+        return [], [Diagnostic(source, "no 'containers' list")]
+    best: dict[tuple[str, str], dict[str, Any]] = {}
+    for i, c in enumerate(items):
+        if not isinstance(c, dict):
+            diags.append(Diagnostic(source, f"containers[{i}] is not an object"))
+            continue
+        meta = c.get("metadata") if isinstance(c.get("metadata"), dict) else {}
+        labels = c.get("labels") if isinstance(c.get("labels"), dict) else {}
+        ann = c.get("annotations") if isinstance(c.get("annotations"), dict) else {}
+        name = meta.get("name") or labels.get("io.kubernetes.container.name")
+        if not isinstance(name, str) or not name:
+            diags.append(Diagnostic(source, f"containers[{i}] has no name"))
+            continue
+        pod = labels.get("io.kubernetes.pod.name")
+        ns = labels.get("io.kubernetes.pod.namespace")
+        uid = labels.get("io.kubernetes.pod.uid")
+        attempt = _int(meta.get("attempt"))
+        rc = _int(ann.get(RESTART_ANNOTATION))
+        count = max((x for x in (attempt, rc) if x is not None), default=None)
+        key = (str(uid or c.get("podSandboxId") or ""), name)
+        entry = best.setdefault(key, {
+            "name": f"{ns}/{pod}/{name}" if isinstance(pod, str) and isinstance(ns, str)
+            else name,
+            "restarts": None, "state": "", "instances": 0, "exited": 0, "uid": uid,
+            "attempt": None, "annotation": None, "created": None,
+        })
+        entry["instances"] += 1
+        state = c.get("state") if isinstance(c.get("state"), str) else ""
+        if state == "CONTAINER_EXITED":
+            entry["exited"] += 1
+        created = _int(c.get("createdAt"))
+        newest = entry["created"] is None or (created is not None and created > entry["created"])
+        if newest:
+            entry["created"] = created
+            entry["state"] = state
+        if count is not None and (entry["restarts"] is None or count > entry["restarts"]):
+            entry["restarts"] = count
+        if attempt is not None and (entry["attempt"] is None or attempt > entry["attempt"]):
+            entry["attempt"] = attempt
+        if rc is not None and (entry["annotation"] is None or rc > entry["annotation"]):
+            entry["annotation"] = rc
+    records = [
+        RestartRecord(
+            t=t, kind="container", name=e["name"], restarts=e["restarts"], state=e["state"],
+            cgroup=f"pod{e['uid']}" if isinstance(e["uid"], str) and e["uid"] else None,
+            detail={"attempt": e["attempt"], RESTART_ANNOTATION: e["annotation"],
+                    "instances": e["instances"], "exited_instances": e["exited"]},
+        )
+        for e in best.values()
+    ]
+    return records, diags
+
+
+# --- docker ---------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class DockerPs:
+    id: str
+    name: str
+    image: str
+    state: str  # running | restarting | exited | created | paused | dead
+    status: str  # "Restarting (1) 4 seconds ago"
+    exit_code: int | None = None
+
+
+_STATUS_CODE = re.compile(r"^(?:Exited|Restarting) \((-?\d+)\)")
+
+
+def _state_of(status: str) -> str:
+    s = status.strip().lower()
+    for word in ("restarting", "exited", "created", "dead", "removal"):
+        if s.startswith(word):
+            return word
+    if s.startswith("up") and "paused" in s:
+        return "paused"
+    return "running" if s.startswith("up") else ""
+
+
+def _ps_row(idv: str, name: str, image: str, status: str, state: str = "") -> DockerPs:
+    m = _STATUS_CODE.match(status.strip())
+    return DockerPs(idv, name.split(",")[0], image, state or _state_of(status), status,
+                    int(m.group(1)) if m else None)
+
+
+def parse_docker_ps(text: str | bytes, source: str = "docker ps -a"
+                    ) -> tuple[list[DockerPs], list[Diagnostic]]:
+    """`docker ps -a` as JSON lines (--format '{{json .}}') or as the default table."""
+    lines = [ln for ln in _as_text(text).splitlines() if ln.strip()]
+    if not lines:
+        return [], []
+    if lines[0].lstrip().startswith("{"):
+        return _docker_json_lines(lines, source)
+    return _docker_table(lines, source)
+
+
+def _docker_json_lines(lines: list[str], source: str) -> tuple[list[DockerPs], list[Diagnostic]]:
+    out: list[DockerPs] = []
+    diags: list[Diagnostic] = []
+    for lineno, line in enumerate(lines, 1):
+        try:
+            d = json.loads(line)
+        except (ValueError, RecursionError):
+            diags.append(Diagnostic(source, f"not JSON: {line[:60]!r}", lineno))
+            continue
+        if not isinstance(d, dict) or not isinstance(d.get("ID"), str):
+            diags.append(Diagnostic(source, "entry without ID", lineno))
+            continue
+        vals = {k: d.get(k) if isinstance(d.get(k), str) else ""
+                for k in ("ID", "Names", "Image", "Status", "State")}
+        out.append(_ps_row(vals["ID"], vals["Names"], vals["Image"], vals["Status"],
+                           vals["State"]))
+    return out, diags
+
+
+def _docker_table(lines: list[str], source: str) -> tuple[list[DockerPs], list[Diagnostic]]:
+    header = lines[0]
+    cols = ("CONTAINER ID", "IMAGE", "COMMAND", "CREATED", "STATUS", "PORTS", "NAMES")
+    starts = [header.find(c) for c in cols]
+    if any(s < 0 for s in starts) or starts != sorted(starts):
+        return [], [Diagnostic(source, f"unknown header: {header[:80]!r}", 1)]
+    out: list[DockerPs] = []
+    diags: list[Diagnostic] = []
+    for lineno, line in enumerate(lines[1:], 2):
+        cells = [line[s:e].strip() for s, e in zip(starts, [*starts[1:], None], strict=True)]
+        if not cells[0] or not cells[-1]:
+            diags.append(Diagnostic(source, f"short row: {line[:80]!r}", lineno))
+            continue
+        out.append(_ps_row(cells[0].split()[0], cells[-1], cells[1], cells[4]))
+    return out, diags
+
+
+def parse_docker_inspect(text: str | bytes, t: float = 0.0, source: str = "docker inspect"
+                         ) -> tuple[list[RestartRecord], list[Diagnostic]]:
+    """`docker inspect ID...`: a JSON array with RestartCount and State per container."""
+    try:
+        doc = json.loads(_as_text(text))
+    except (ValueError, RecursionError):
+        return [], [Diagnostic(source, "not JSON")]
+    if not isinstance(doc, list):
+        return [], [Diagnostic(source, "not a JSON array")]
+    out: list[RestartRecord] = []
+    diags: list[Diagnostic] = []
+    for i, c in enumerate(doc):
+        if not isinstance(c, dict) or not isinstance(c.get("Id"), str):
+            diags.append(Diagnostic(source, f"[{i}] has no Id"))
+            continue
+        st = c.get("State") if isinstance(c.get("State"), dict) else {}
+        hc = c.get("HostConfig") if isinstance(c.get("HostConfig"), dict) else {}
+        pol = hc.get("RestartPolicy") if isinstance(hc.get("RestartPolicy"), dict) else {}
+        name = c.get("Name") if isinstance(c.get("Name"), str) else c["Id"][:12]
+        out.append(RestartRecord(
+            t=t, kind="docker-container", name=name.lstrip("/") or c["Id"][:12],
+            restarts=_int(c.get("RestartCount")),
+            state=st.get("Status") if isinstance(st.get("Status"), str) else "",
+            cgroup=c["Id"],
+            detail={"restart_policy": pol.get("Name"), "exit_code": st.get("ExitCode"),
+                    "id": c["Id"][:12]},
+        ))
+    return out, diags
+
+
+# --- live collection ------------------------------------------------------------------------
+
+
+@dataclass
+class RestartEvidence:
+    records: list[RestartRecord] = field(default_factory=list)
+    journal: list[JournalRestart] = field(default_factory=list)
+    statuses: list[SensorStatus] = field(default_factory=list)
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+
+
+def _pid1(root: Root) -> str:
+    try:
+        return root.read_text("/proc/1/comm").strip()
+    except OSError:
+        return "?"
+
+
+def collect(root: Root, runner: Runner, now: float | None = None,
+            journal_since: float | None = None, timeout: float = 10.0) -> RestartEvidence:
+    """Ask systemd, the journal, crictl and docker; each absent tool is said so, not hidden."""
+    now = time.time() if now is None else now
+    ev = RestartEvidence()
+    _collect_systemd(root, runner, now, journal_since, timeout, ev)
+    _collect_crictl(runner, now, timeout, ev)
+    _collect_docker(runner, now, timeout, ev)
+    return ev
+
+
+def _collect_systemd(root: Root, runner: Runner, now: float, since: float | None,
+                     timeout: float, ev: RestartEvidence) -> None:
+    pid1 = _pid1(root)
+    if pid1 != "systemd":
+        ev.statuses.append(SensorStatus("systemd", False, f"systemd is not PID 1 (PID 1 is "
+                                        f"{pid1}): unit restarts (NRestarts, journal) not "
+                                        "measured"))
+        return
+    argv = ["systemctl", "show", "--no-pager", "-p", ",".join(SYSTEMCTL_PROPS), "--",
+            "*.service"]
+    try:
+        res = runner.run(argv, timeout=timeout)
+    except ToolMissing:
+        ev.statuses.append(SensorStatus("systemd", False, "systemctl not found: unit "
+                                        "restarts not measured"))
+        return
+    if not res.ok:
+        ev.statuses.append(SensorStatus("systemd", False, f"systemctl show failed "
+                                        f"({res.returncode}): {res.stderr.strip()[:200]}"))
+        return
+    recs, d = parse_systemctl_show(res.stdout, now)
+    ev.records += recs
+    ev.diagnostics += d
+    detail = f"{len(recs)} services"
+    jargv = ["journalctl", "-o", "json", "--no-pager", "-b",
+             f"--since=@{int(since if since is not None else now - 3600)}",
+             f"MESSAGE_ID={RESTART_MESSAGE_ID}"]
+    try:
+        jres = runner.run(jargv, timeout=timeout)
+        if jres.ok:
+            ev.journal, d = parse_journal_restarts(jres.stdout)
+            ev.diagnostics += d
+            detail += f"; {len(ev.journal)} journal restart entries"
+        else:
+            detail += f"; journalctl failed: {jres.stderr.strip()[:120]}"
+    except ToolMissing:
+        detail += "; journalctl not found (restart times from the journal not measured)"
+    ev.statuses.append(SensorStatus("systemd", True, detail))
+
+
+def _collect_crictl(runner: Runner, now: float, timeout: float, ev: RestartEvidence) -> None:
+    try:
+        res = runner.run(["crictl", "ps", "-a", "-o", "json"], timeout=timeout)
+    except ToolMissing:
+        ev.statuses.append(SensorStatus("crictl", False, "crictl not found: CRI container "
+                                        "restarts not measured"))
+        return
+    if not res.ok:
+        ev.statuses.append(SensorStatus("crictl", False, f"crictl ps failed ({res.returncode})"
+                                        f": {res.stderr.strip()[:200]}"))
+        return
+    recs, d = parse_crictl_ps(res.stdout, now)
+    ev.records += recs
+    ev.diagnostics += d
+    ev.statuses.append(SensorStatus("crictl", True, f"{len(recs)} containers"))
+
+
+def _collect_docker(runner: Runner, now: float, timeout: float, ev: RestartEvidence) -> None:
+    try:
+        res = runner.run(["docker", "ps", "-a", "--no-trunc", "--format", "{{json .}}"],
+                         timeout=timeout)
+    except ToolMissing:
+        ev.statuses.append(SensorStatus("docker", False, "docker not found: docker container "
+                                        "restarts not measured"))
+        return
+    if not res.ok:
+        ev.statuses.append(SensorStatus("docker", False, f"docker ps failed ({res.returncode})"
+                                        f": {res.stderr.strip()[:200]}"))
+        return
+    rows, d = parse_docker_ps(res.stdout)
+    ev.diagnostics += d
+    ids = [r.id for r in rows][:50]
+    if ids:
+        try:
+            ires = runner.run(["docker", "inspect", *ids], timeout=timeout)
+            recs, d = parse_docker_inspect(ires.stdout, now) if ires.ok else ([], [])
+            ev.records += recs
+            ev.diagnostics += d
+        except ToolMissing:
+            pass
+    ev.statuses.append(SensorStatus("docker", True, f"{len(rows)} containers"))
