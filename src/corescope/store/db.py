@@ -21,6 +21,7 @@ DB_NAME = "corescope.db"
 # Modules that define `DDL: str` and optionally `retain(store, cutoff_wall)`.
 SCHEMA_MODULES: tuple[str, ...] = (
     "corescope.store.series",
+    "corescope.store.events",
 )
 
 
