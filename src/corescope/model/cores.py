@@ -25,25 +25,6 @@ COMPOSITE_MODES: dict[str, tuple[str, ...]] = {
 
 
 @dataclass(frozen=True)
-class CpuTimes:
-    """One cpu line of /proc/stat."""
-
-    user: int = 0
-    nice: int = 0
-    system: int = 0
-    idle: int = 0
-    iowait: int = 0
-    irq: int = 0
-    softirq: int = 0
-    steal: int = 0
-    guest: int = 0
-    guest_nice: int = 0
-
-    def as_tuple(self) -> tuple[int, ...]:
-        return tuple(getattr(self, f) for f in FIELDS)
-
-
-@dataclass(frozen=True)
 class CoreSample:
     """Per-CPU tick deltas over one interval, already clamped (no negative deltas).
 

@@ -11,7 +11,7 @@ import os
 from dataclasses import dataclass, field
 
 from corescope.model.common import Diagnostic
-from corescope.model.cores import FIELDS, CoreSample, CpuTimes
+from corescope.model.cores import FIELDS, CoreSample
 from corescope.rootfs import Root
 
 _NFIELDS = len(FIELDS)
@@ -19,10 +19,11 @@ _NFIELDS = len(FIELDS)
 
 @dataclass(frozen=True)
 class ProcStat:
-    """One read of /proc/stat: the per-CPU counters (online CPUs only) and the aggregate."""
+    """One read of /proc/stat: per-CPU counters in FIELDS order (online CPUs only) and the
+    aggregate `cpu` line."""
 
-    cpus: dict[int, CpuTimes]
-    total: CpuTimes | None = None
+    cpus: dict[int, tuple[int, ...]]
+    total: tuple[int, ...] | None = None
     btime: int | None = None
     diagnostics: tuple[Diagnostic, ...] = field(default=())
 
@@ -31,44 +32,47 @@ def parse_proc_stat(text: str | bytes, source: str = "/proc/stat") -> ProcStat:
     """Parse the cpu lines (and btime) of /proc/stat. Never raises on content."""
     if isinstance(text, bytes):
         text = text.decode("ascii", errors="replace")
-    cpus: dict[int, CpuTimes] = {}
-    total: CpuTimes | None = None
-    btime: int | None = None
+    # cpu lines come first; stop before the long intr line rather than splitting it
+    head, sep, rest = text.partition("\nintr ")
+    cpus: dict[int, tuple[int, ...]] = {}
+    total: tuple[int, ...] | None = None
     diags: list[Diagnostic] = []
-    for lineno, line in enumerate(text.splitlines(), 1):
+    pad = (0,) * _NFIELDS
+    for lineno, line in enumerate(head.splitlines(), 1):
         if not line.startswith("cpu"):
-            if line.startswith("btime "):
-                try:
-                    btime = int(line.split()[1])
-                except (IndexError, ValueError):
-                    diags.append(Diagnostic(source, f"unreadable btime: {line[:60]!r}", lineno))
             continue
         parts = line.split()
-        name = parts[0]
-        values: list[int] = []
-        bad = False
-        for raw in parts[1 : 1 + _NFIELDS]:  # extra columns from newer kernels are ignored
-            if not raw.isdigit():
-                bad = True
-                break
-            values.append(int(raw))
-        if bad or len(values) < 4:
+        try:
+            values = tuple(map(int, parts[1 : 1 + _NFIELDS]))  # extra columns are ignored
+        except ValueError:
+            values = ()
+        if len(values) < 4 or min(values) < 0:
             diags.append(Diagnostic(source, f"unreadable cpu line: {line[:80]!r}", lineno))
             continue
-        values += [0] * (_NFIELDS - len(values))  # old kernels have fewer columns
-        times = CpuTimes(*values)
+        if len(values) < _NFIELDS:  # old kernels have fewer columns
+            values = values + pad[len(values) :]
+        name = parts[0]
         if name == "cpu":
-            total = times
+            total = values
             continue
         suffix = name[3:]
-        if not suffix.isdigit():
-            diags.append(Diagnostic(source, f"unknown cpu name {name!r}", lineno))
+        if not (suffix.isdigit() and suffix.isascii()):
+            diags.append(Diagnostic(source, f"unknown cpu name {name[:20]!r}", lineno))
             continue
         cpu = int(suffix)
         if cpu in cpus:
             diags.append(Diagnostic(source, f"duplicate line for {name}", lineno))
             continue
-        cpus[cpu] = times
+        cpus[cpu] = values
+    btime: int | None = None
+    at = rest.find("btime ") if sep else text.find("btime ")
+    if at >= 0:
+        src = rest if sep else text
+        field_ = src[at + 6 : src.find("\n", at) if src.find("\n", at) >= 0 else None].strip()
+        if field_.isdigit():
+            btime = int(field_)
+        else:
+            diags.append(Diagnostic(source, f"unreadable btime: {field_[:40]!r}"))
     if not cpus:
         diags.append(Diagnostic(source, "no per-cpu lines found"))
     return ProcStat(cpus=cpus, total=total, btime=btime, diagnostics=tuple(diags))
@@ -81,9 +85,7 @@ def delta(prev: ProcStat, cur: ProcStat, t: float, interval_s: float) -> CoreSam
         before = prev.cpus.get(cpu)
         if before is None:
             continue  # came online during the interval: no honest delta yet
-        a = before.as_tuple()
-        b = now.as_tuple()
-        out[cpu] = tuple(y - x if y > x else 0 for x, y in zip(a, b, strict=True))
+        out[cpu] = tuple(y - x if y > x else 0 for x, y in zip(before, now, strict=True))
     return CoreSample(t=t, interval_s=interval_s, deltas=out)
 
 

@@ -81,9 +81,13 @@ class Store:
         return store
 
     def _apply_schema(self) -> None:
-        with self.write() as c:
-            for name in SCHEMA_MODULES:
-                c.executescript(importlib.import_module(name).DDL)
+        # executescript manages its own transaction; each DDL is idempotent (IF NOT EXISTS)
+        try:
+            with self.lock:
+                for name in SCHEMA_MODULES:
+                    self.conn.executescript(importlib.import_module(name).DDL)
+        except sqlite3.Error as exc:
+            raise StoreError(f"store at {self.directory} is not usable: {exc}") from exc
 
     @contextmanager
     def write(self) -> Iterator[sqlite3.Connection]:

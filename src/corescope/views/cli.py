@@ -4,6 +4,7 @@ COMMAND_MODULES, each with `register(cli, lab)`."""
 from __future__ import annotations
 
 import importlib
+import sys
 from pathlib import Path
 
 import click
@@ -32,7 +33,9 @@ COMMAND_MODULES: tuple[str, ...] = (
 @click.pass_context
 def cli(ctx: click.Context, root: Path | None, store_dir: Path | None) -> None:
     """corescope: a per-core flight recorder for the single starved core that every
-    dashboard misses. Start with `corescope doctor`."""
+    dashboard misses. Start with `corescope doctor`.
+
+    --root and --store may also be given after the subcommand."""
     ctx.obj = CliContext(
         root=Root.of(root), store_dir=store_dir or default_store_dir(), runner=Runner()
     )
@@ -47,5 +50,32 @@ for _name in COMMAND_MODULES:
     importlib.import_module(_name).register(cli, lab)
 
 
-def main() -> None:
-    cli(prog_name="corescope")
+GLOBAL_OPTIONS = ("--root", "--store")
+
+
+def hoist_global_options(argv: list[str]) -> list[str]:
+    """Let `--root`/`--store` appear after the subcommand too (`corescope cores --store X`):
+    move them to the front, where click's group reads them."""
+    front: list[str] = []
+    rest: list[str] = []
+    i = 0
+    while i < len(argv):
+        arg = argv[i]
+        if arg == "--":
+            rest.extend(argv[i:])
+            break
+        if arg in GLOBAL_OPTIONS and i + 1 < len(argv):
+            front += [arg, argv[i + 1]]
+            i += 2
+            continue
+        if arg.split("=", 1)[0] in GLOBAL_OPTIONS and "=" in arg:
+            front.append(arg)
+        else:
+            rest.append(arg)
+        i += 1
+    return front + rest
+
+
+def main(argv: list[str] | None = None) -> None:
+    args = sys.argv[1:] if argv is None else argv
+    cli(args=hoist_global_options(args), prog_name="corescope")

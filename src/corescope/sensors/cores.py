@@ -1,0 +1,59 @@
+"""The per-core sensor: /proc/stat every interval into the series store."""
+
+from __future__ import annotations
+
+from corescope.model.common import SensorStatus
+from corescope.sensors.base import Sensor, SensorEnv
+from corescope.sources.procstat import ProcStat, ProcStatReader, delta
+from corescope.store.db import Store
+from corescope.store.series import SeriesWriter
+
+
+class CoresSensor(Sensor):
+    name = "cores"
+
+    def __init__(self, env: SensorEnv) -> None:
+        super().__init__(env)
+        self.interval_s = env.options.interval_s
+        self._reader: ProcStatReader | None = None
+        self._writer: SeriesWriter | None = None
+        self._prev: ProcStat | None = None
+        self._prev_mono = 0.0
+
+    def open(self, store: Store) -> SensorStatus:
+        try:
+            self._reader = ProcStatReader(self.env.root)
+            first = self._reader.read()
+        except OSError as exc:
+            return SensorStatus(self.name, False, f"cannot read /proc/stat: {exc}; "
+                                "per-core CPU time not measured")
+        if not first.cpus:
+            return SensorStatus(self.name, False, "no per-cpu lines in /proc/stat")
+        self._writer = SeriesWriter(store)
+        self._prev = first
+        return SensorStatus(
+            self.name, True, f"{len(first.cpus)} CPUs every {self.interval_s:g}s from /proc/stat"
+        )
+
+    def tick(self, wall: float, mono: float) -> None:
+        assert self._reader is not None and self._writer is not None and self._prev is not None
+        cur = self._reader.read()
+        if self._prev_mono:
+            self._writer.append(delta(self._prev, cur, wall, mono - self._prev_mono))
+        self._prev, self._prev_mono = cur, mono
+
+    def start_clock(self, mono: float) -> None:
+        """Re-read at the recorder's start so the first interval is a whole one."""
+        if self._reader is not None:
+            self._prev = self._reader.read()
+            self._prev_mono = mono
+
+    def close(self) -> None:
+        if self._writer is not None:
+            self._writer.flush()
+        if self._reader is not None:
+            self._reader.close()
+
+
+def build(env: SensorEnv) -> list[Sensor]:
+    return [CoresSensor(env)]

@@ -1,0 +1,113 @@
+"""`corescope record`: the agent."""
+
+from __future__ import annotations
+
+import sys
+import time
+
+import click
+
+from corescope.recorder import Recorder, build_sensors
+from corescope.sensors.base import RecordOptions, SensorEnv
+from corescope.sources.frames import has_frames, load_frames
+from corescope.sources.replay import replay_samples
+from corescope.store import retention
+from corescope.store.db import Store, StoreError
+from corescope.store.series import SeriesWriter
+from corescope.timeparse import format_duration
+from corescope.views.clitypes import BYTES, DURATION, CliContext, fail
+
+MIN_INTERVAL_S = 0.1
+
+
+@click.command()
+@click.option("--interval", type=DURATION, default="1s", show_default=True,
+              help="Per-core sampling interval (0.1s to 60s).")
+@click.option("--retain", type=DURATION, default="24h", show_default=True,
+              help="Keep data this long.")
+@click.option("--max-bytes", type=BYTES, default="1G", show_default=True,
+              help="Keep the store under this size (oldest data goes first).")
+@click.option("--duration", type=DURATION, default=None,
+              help="Stop after this long (tests, one-off captures). Default: run until stopped.")
+@click.option("--census-interval", type=DURATION, default="10s", show_default=True,
+              help="Zombie memcg census interval.")
+@click.option("--no-kmsg", is_flag=True, help="Do not stream the kernel log.")
+@click.option("--netdev-interval", type=DURATION, default="5s", show_default=True,
+              help="NIC counters and interrupt map interval.")
+@click.option("--no-profile", is_flag=True, help="Do not run the perf profile ring.")
+@click.option("--profile-hz", type=click.IntRange(1, 10000), default=49, show_default=True,
+              help="perf sampling frequency.")
+@click.option("--profile-chunk", type=DURATION, default="120s", show_default=True,
+              help="Length of each profile chunk (5s to 1h).")
+@click.option("--profile-retain", type=DURATION, default="12h", show_default=True,
+              help="Keep profile chunks this long.")
+@click.option("--profile-max-bytes", type=BYTES, default="2G", show_default=True,
+              help="Keep the profile ring under this size.")
+@click.pass_obj
+def record(obj: CliContext, interval: float, retain: float, max_bytes: int,
+           duration: float | None, census_interval: float, no_kmsg: bool,
+           netdev_interval: float, no_profile: bool, profile_hz: int, profile_chunk: float,
+           profile_retain: float, profile_max_bytes: int) -> None:
+    """Record every core every second (plus the other sensors) into the store."""
+    if not MIN_INTERVAL_S <= interval <= 60:
+        fail(f"--interval must be between {MIN_INTERVAL_S}s and 60s (got {interval:g}s)")
+    if not 5 <= profile_chunk <= 3600:
+        fail(f"--profile-chunk must be between 5s and 1h (got {profile_chunk:g}s)")
+    if census_interval <= 0 or netdev_interval <= 0:
+        fail("--census-interval and --netdev-interval must be positive")
+    opts = RecordOptions(
+        interval_s=interval, retain_s=retain, max_bytes=max_bytes, duration_s=duration,
+        census_interval_s=census_interval, kmsg=not no_kmsg, netdev_interval_s=netdev_interval,
+        profile=not no_profile, profile_hz=profile_hz, profile_chunk_s=profile_chunk,
+        profile_retain_s=profile_retain, profile_max_bytes=profile_max_bytes,
+    )
+    try:
+        store = Store.open(obj.store_dir)
+    except StoreError as exc:
+        fail(str(exc))
+    if has_frames(obj.root):
+        _replay(obj, store, opts)
+        return
+    env = SensorEnv(root=obj.root, runner=obj.runner, store_dir=obj.store_dir, options=opts)
+    rec = Recorder(env, store, build_sensors(env))
+    rec.install_signal_handlers()
+    statuses = rec.open()
+    running = [s.name for s in statuses if s.ok]
+    if not running:
+        for s in statuses:
+            click.echo(f"corescope record: {s.name}: {s.detail}", err=True)
+        fail("no sensor could start")
+    off = "; ".join(f"{s.name} off: {s.detail}" for s in statuses if not s.ok)
+    click.echo(
+        f"corescope record: {', '.join(running)} every {interval:g}s into {obj.store_dir}"
+        f" (retain {format_duration(retain)}, max {max_bytes // 1_000_000} MB"
+        + (f", for {format_duration(duration)}" if duration else "") + ")"
+        + (f"; {off}" if off else ""),
+        err=True,
+    )
+    rec.run(duration)
+    store.close()
+    click.echo("corescope record: stopped", err=True)
+
+
+def _replay(obj: CliContext, store: Store, opts: RecordOptions) -> None:
+    try:
+        frames = load_frames(obj.root)
+    except (OSError, ValueError) as exc:
+        fail(f"cannot replay {obj.root.base}: {exc}")
+    writer = SeriesWriter(store)
+    n = 0
+    for sample in replay_samples(frames):
+        writer.append(sample)
+        n += 1
+    writer.flush()
+    retention.enforce(store, frames[-1].time, opts.retain_s, opts.max_bytes)
+    store.close()
+    click.echo(f"corescope record: replayed {n} samples from {len(frames)} frames "
+               f"({time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime(frames[0].time))} on)",
+               err=True)
+    sys.stdout.flush()
+
+
+def register(cli: click.Group, lab: click.Group) -> None:
+    cli.add_command(record)
