@@ -89,7 +89,8 @@ _RULES: list[tuple[str, re.Pattern[str], dict[str, Any]]] = [
         r"\((?P<missed_tx>\d+) > (?P<threshold>\d+)\)"
         r"(?:\. Completion transmission timeout: (?P<completion_timeout_ms>\d+))?", re.I),
      {"signal": "lost_tx_cmpl_threshold"}),
-    ("nic_tx_stall", re.compile(r"napi handler hasn't been called for a long time but is scheduled"),
+    ("nic_tx_stall",
+     re.compile(r"napi handler hasn't been called for a long time but is scheduled"),
      {"signal": "suspected_poll_starvation"}),
     ("nic_tx_stall", re.compile(r"Detected Tx Unit Hang(?:.{0,40}?Tx Queue\s+<(?P<queue>\d+)>)?",
                                 re.S), {"signal": "tx_unit_hang"}),
@@ -100,7 +101,8 @@ _RULES: list[tuple[str, re.Pattern[str], dict[str, Any]]] = [
     ("nic_reset", re.compile(
         r"Device reset completed successfully(?:, Driver info: (?P<driver_info>[^\n\[]{0,120}))?"),
      {"stage": "completed"}),
-    ("nic_reset", re.compile(r"(?:Reset attempt failed|Device reset failed|Can not reset the device)"),
+    ("nic_reset",
+     re.compile(r"(?:Reset attempt failed|Device reset failed|Can not reset the device)"),
      {"stage": "failed"}),
     # --- keep-alive -----------------------------------------------------------------------
     ("nic_keepalive_timeout", re.compile(r"Keep alive watchdog timeout"), {}),

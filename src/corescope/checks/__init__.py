@@ -7,4 +7,5 @@ for a missing capability.
 
 CHECK_MODULES: tuple[str, ...] = (
     "corescope.checks.cores",
+    "corescope.checks.events",
 )

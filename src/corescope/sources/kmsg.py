@@ -17,7 +17,7 @@ import time
 import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import datetime
 
 from corescope.model.common import Diagnostic
 from corescope.model.events import KmsgRecord
@@ -176,7 +176,8 @@ def parse_dmesg(data: str | bytes, source: str = "dmesg"
             if m:
                 try:
                     # dmesg -T prints local time; this assumes the log came from this timezone
-                    wall = time.mktime(time.strptime(m.group("ts").decode(), "%a %b %d %H:%M:%S %Y"))
+                    wall = time.mktime(
+                        time.strptime(m.group("ts").decode(), "%a %b %d %H:%M:%S %Y"))
                 except (ValueError, OverflowError):
                     diags.append(Diagnostic(source, "unreadable ctime stamp", lineno))
                 msg = m.group("msg")
@@ -340,13 +341,14 @@ class MarkerCalibration:
     seq: int | None
 
 
-def calibrate_with_marker(root: Root = Root(), timeout_s: float = 1.0,
+def calibrate_with_marker(root: Root | None = None, timeout_s: float = 1.0,
                           label: str = "clock anchor") -> MarkerCalibration | None:
     """Write a marker record to /dev/kmsg and read back the kernel's own stamp for it.
 
     Needs write access to /dev/kmsg (root). Returns None when it cannot write or the marker
     does not come back (e.g. printk_devkmsg=off). Each call opens a fresh writer: the kernel
     rate-limits writes per open file."""
+    root = root or Root()
     path = str(root.path("/dev/kmsg"))
     nonce = uuid.uuid4().hex[:12]
     try:
@@ -383,18 +385,6 @@ def calibrate_with_marker(root: Root = Root(), timeout_s: float = 1.0,
         return None
     finally:
         os.close(rfd)
-
-
-def boot_wall(root: Root = Root()) -> float | None:
-    """Wall time of boot from /proc/stat btime (whole seconds): the fallback anchor for a
-    saved dmesg log with no wall clock of its own."""
-    try:
-        for line in root.read_text("/proc/stat").splitlines():
-            if line.startswith("btime "):
-                return float(line.split()[1])
-    except (OSError, ValueError, IndexError):
-        return None
-    return None
 
 
 def wall_times(records: list[KmsgRecord], anchor: ClockAnchor | None) -> list[float | None]:
@@ -482,9 +472,10 @@ class KmsgReader:
             yield from batch
 
 
-def open_kmsg(root: Root = Root(), from_end: bool = True) -> int:
+def open_kmsg(root: Root | None = None, from_end: bool = True) -> int:
     """A non-blocking descriptor on /dev/kmsg, positioned after the newest record (from_end)
     or at the oldest record the kernel still holds. Raises OSError (the caller says why)."""
+    root = root or Root()
     fd = os.open(str(root.path("/dev/kmsg")), os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
     if from_end:
         try:

@@ -20,6 +20,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "corescope.views.cli_cores",
     "corescope.views.cli_doctor",
     "corescope.views.cli_lab_hotcore",
+    "corescope.views.cli_events",
 )
 
 
