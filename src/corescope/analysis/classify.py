@@ -159,6 +159,8 @@ _RULES: list[tuple[str, re.Pattern[str], dict[str, Any]]] = [
      {"source": "mce"}),
     ("hw_error", re.compile(r"\[Hardware Error\]:"), {"source": "apei"}),
     # --- link -----------------------------------------------------------------------------
+    ("link_up", re.compile(
+        r"ADDRCONF\(NETDEV_(?:UP|CHANGE)\): (?P<iface>[\w.@-]{1,30}): link becomes ready"), {}),
     ("link_down", re.compile(r"\b(?:NIC )?Link is Down\b|\bLink down\b", re.I), {}),
     ("link_up", re.compile(r"\b(?:NIC )?Link is Up\b|\bLink up\b|link becomes ready", re.I), {}),
     ("link_down", re.compile(r"link status definitely down for interface (?P<iface>[\w.@-]+)"), {}),
@@ -243,14 +245,73 @@ def classify_record(rec: KmsgRecord, wall: float) -> KernelEvent:
 
 
 def grep_patterns() -> list[str]:
-    """The rule patterns as POSIX ERE for the `grep -E` peer in bench/classify_throughput.py
-    (named groups and lazy quantifiers removed; same literal anchors)."""
-    out = []
-    for _, pattern, _ in _RULES:
-        p = re.sub(r"\?P<\w+>", "", pattern.pattern)
-        p = p.replace("(?:", "(").replace("*?", "*").replace("+?", "+").replace("??", "?")
-        p = p.replace("}?", "}").replace(r"\d", "[0-9]").replace(r"\w", "[A-Za-z0-9_]")
-        p = p.replace(r"\s", "[[:space:]]").replace(r"\b", "")
-        p = re.sub(r"\(\?=[^)]*\)", "", p)
-        out.append(p)
-    return out
+    """The rule patterns as POSIX ERE (GNU grep -E), for the `grep -E` peer in
+    bench/classify_throughput.py: same alternatives, groups unnamed, lazy quantifiers greedy
+    (same lines match), case-insensitive rules spelled out as [xX]."""
+    return [_to_ere(p.pattern, bool(p.flags & re.I)) for _, p, _ in _RULES]
+
+
+_CLASS = {"d": ("[0-9]", "0-9"), "w": ("[[:alnum:]_]", "[:alnum:]_"),
+          "s": ("[[:space:]]", "[:space:]"), "n": ("", "")}
+
+
+def _to_ere(pat: str, icase: bool) -> str:
+    out: list[str] = []
+    i = 0
+    while i < len(pat):
+        ch = pat[i]
+        if ch == "\\" and i + 1 < len(pat):
+            nxt = pat[i + 1]
+            out.append(_CLASS[nxt][0] if nxt in _CLASS else ch + nxt)
+            i += 2
+            continue
+        if ch == "[":
+            i, text = _bracket(pat, i)
+            out.append(text)
+            continue
+        if ch == "(" and pat.startswith("(?P<", i):
+            out.append("(")
+            i = pat.index(">", i) + 1
+            continue
+        if ch == "(" and pat.startswith("(?:", i):
+            out.append("(")
+            i += 3
+            continue
+        if ch == "?" and out and out[-1] and out[-1][-1] in "*+?}":
+            i += 1  # lazy → greedy: the same lines match
+            continue
+        out.append(f"[{ch.lower()}{ch.upper()}]" if icase and ch.isalpha() else ch)
+        i += 1
+    return "".join(out)
+
+
+def _bracket(pat: str, i: int) -> tuple[int, str]:
+    """A Python character class → POSIX: `]` literal first, `\\n` dropped (grep is per line),
+    `\\d`/`\\w`/`\\s` as named classes."""
+    i += 1
+    neg = pat[i:i + 1] == "^"
+    if neg:
+        i += 1
+    items: list[str] = []
+    close = False
+    while i < len(pat):
+        ch = pat[i]
+        if ch == "]":
+            i += 1
+            break
+        if ch == "\\" and i + 1 < len(pat):
+            nxt = pat[i + 1]
+            if nxt == "]":
+                close = True
+            elif nxt in _CLASS:
+                items.append(_CLASS[nxt][1])
+            else:
+                items.append(nxt)
+            i += 2
+            continue
+        items.append(ch)
+        i += 1
+    body = ("]" if close else "") + "".join(items)
+    if not body:
+        return i, "." if neg else ""
+    return i, "[" + ("^" if neg else "") + body + "]"

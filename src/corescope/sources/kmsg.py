@@ -289,8 +289,10 @@ def parse_saved_log(data: str | bytes, source: str = "file"
     """Any saved kernel log: journal JSON, a raw /dev/kmsg dump, or dmesg text."""
     if isinstance(data, str):
         data = data.encode("utf-8", errors="replace")
-    head = data.lstrip()[:1]
-    if head in (b"{", b"[", b"\x1e"):
+    stripped = data.lstrip()
+    first = stripped.split(b"\n", 1)[0]
+    is_dmesg = bool(_DMESG.match(first) or _DMESG_CTIME.match(first))
+    if not is_dmesg and stripped[:1] in (b"{", b"[", b"\x1e"):
         return parse_journal_json(data, source)
     if _KMSG_HEAD.match(data.lstrip(b"\n")):
         return parse_kmsg_dump(data, source)
