@@ -130,7 +130,8 @@ def test_property_no_line_crashes_the_classifier(line: str) -> None:
 
 _fragments = st.sampled_from([
     "ena 0000:00:05.0 eth0: ", "TX q ", "5", " is paused for too long (threshold ", ")",
-    "NETDEV WATCHDOG: ", "CPU: ", "transmit queue ", " timed out ", " ms", "BUG: soft lockup - CPU#",
+    "NETDEV WATCHDOG: ", "CPU: ", "transmit queue ", " timed out ", " ms",
+    "BUG: soft lockup - CPU#",
     " stuck for ", "s! [", ":", "]", "INFO: task ", " blocked for more than ",
     " seconds.",
     "Out of memory: Killed process ", " (", "EDAC MC0: ", " CE ", "mce: [Hardware Error]: ",
