@@ -69,13 +69,15 @@ class ServingLookup:
 def build_timeline(store: Store, t0: float, t1: float, *, root: Root | None = None,
                    window_s: float = correlate.DEFAULT_WINDOW_S,
                    events: list[KernelEvent] | None = None,
-                   episodes: list[Episode] | None = None, seed: int = 0) -> Timeline:
+                   episodes: list[Episode] | None = None, seed: int = 0,
+                   only_incidents: bool = True) -> Timeline:
     evs = events if events is not None else store_events.read_events(store, t0, t1)
     samples = read_samples(store, t0 - window_s - CONTEXT_S, t1 + 1)
     eps = episodes if episodes is not None else find_episodes(samples)
     span = (samples[0].t - samples[0].interval_s, samples[-1].t) if samples else None
     lookup = ServingLookup(store, root)
-    incs = correlate.incidents(evs, eps, window_s, serving=lookup)
+    incs = correlate.incidents(evs, eps, window_s, serving=lookup,
+                               only_incidents=only_incidents)
     summary = correlate.summarize(incs, eps, span, window_s, seed=seed)
     maps = {i: lookup.map_at(inc.event.time) for i, inc in enumerate(incs)}
     return Timeline(incidents=incs, summary=summary, episodes=eps, samples=samples, span=span,

@@ -84,9 +84,12 @@ def group_bursts(events: Sequence[KernelEvent], group_s: float = DEFAULT_GROUP_S
 
 def incidents(events: Sequence[KernelEvent], episodes: Sequence[Episode],
               window_s: float = DEFAULT_WINDOW_S, group_s: float = DEFAULT_GROUP_S,
-              serving: ServingFn | None = None) -> list[Incident]:
+              serving: ServingFn | None = None, only_incidents: bool = True) -> list[Incident]:
+    """One Incident per burst of incident-kind events (or of every event given, when
+    only_incidents is False: `report --event ID` on any line)."""
     out = []
-    for head, related in group_bursts([e for e in events if e.is_incident], group_s):
+    chosen = [e for e in events if e.is_incident or not only_incidents]
+    for head, related in group_bursts(chosen, group_s):
         srv = serving(head) if serving else None
         out.append(correlate_event(head, episodes, window_s, srv, related))
     return out

@@ -151,10 +151,8 @@ def report(obj: CliContext, event_id: int | None, last: float, window: float,
         if ev is None:
             fail(f"no event with id {event_id} in {obj.store_dir}")
         assert ev is not None
-        if not ev.is_incident:
-            ev = KernelEvent(**{**ev.__dict__, "kind": ev.kind})
         tl = build_timeline(store, ev.time - window, ev.time + 1, root=obj.root,
-                            window_s=window, events=[ev] if ev.is_incident else [])
+                            window_s=window, events=[ev], only_incidents=False)
     else:
         tl = build_timeline(store, now - last, now + 1, root=obj.root, window_s=window)
     store.close()
