@@ -65,7 +65,6 @@ class Recorder:
         signal.signal(signal.SIGTERM, _stop)
 
     def run(self, duration_s: float | None = None) -> None:
-        opts = self.env.options
         start = time.monotonic()
         deadline = start + duration_s if duration_s else None
         for s in self.sensors:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 import time
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 _UNITS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0}
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h|d)?\s*$", re.IGNORECASE)
@@ -51,13 +51,13 @@ def parse_instant(text: str, now: float | None = None) -> float:
             f"not a time: {text!r} (expected epoch seconds, ISO 8601, 'now' or '90s ago')"
         ) from exc
     if dt.tzinfo is None:
-        dt = dt.replace(tzinfo=timezone.utc)
+        dt = dt.replace(tzinfo=UTC)
     return dt.timestamp()
 
 
 def format_duration(seconds: float) -> str:
     """Short human form: 45s, 2m, 1h30m."""
-    s = int(round(seconds))
+    s = round(seconds)
     if s < 120:
         return f"{s}s"
     if s < 7200:
@@ -67,4 +67,4 @@ def format_duration(seconds: float) -> str:
 
 def iso(ts: float) -> str:
     """UTC ISO 8601 with second precision, for terminal output."""
-    return datetime.fromtimestamp(ts, tz=timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return datetime.fromtimestamp(ts, tz=UTC).strftime("%Y-%m-%dT%H:%M:%SZ")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -34,7 +35,7 @@ class CoreSample:
 
     t: float
     interval_s: float
-    deltas: dict[int, tuple[int, ...]]
+    deltas: Mapping[int, tuple[int, ...]]
 
     @property
     def cpus(self) -> list[int]:

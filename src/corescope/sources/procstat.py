@@ -8,10 +8,14 @@ and a CPU that just came back is skipped for one interval rather than shown as i
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass, field
+
+import numpy as np
 
 from corescope.model.common import Diagnostic
 from corescope.model.cores import FIELDS, CoreSample
+from corescope.model.packed import PackedRows
 from corescope.rootfs import Root
 
 _NFIELDS = len(FIELDS)
@@ -22,18 +26,53 @@ class ProcStat:
     """One read of /proc/stat: per-CPU counters in FIELDS order (online CPUs only) and the
     aggregate `cpu` line."""
 
-    cpus: dict[int, tuple[int, ...]]
+    cpus: Mapping[int, tuple[int, ...]]
     total: tuple[int, ...] | None = None
     btime: int | None = None
     diagnostics: tuple[Diagnostic, ...] = field(default=())
 
 
+def _parse_fast(head: bytes) -> tuple[PackedRows, tuple[int, ...]] | None:
+    """The common case in one C-level pass: a `cpu` line then `cpuN` lines of exactly ten
+    counters. Anything else (old or new kernels' column counts, garbage, a minus sign) returns
+    None and the careful parser below takes over."""
+    n = head.count(b"\ncpu")
+    if n == 0 or not head.startswith(b"cpu ") or b"-" in head:
+        return None
+    # numpy stops (with a warning, ignored by default) at the first token it cannot read: the
+    # size check below then rejects the partial result
+    values = np.fromstring(head.replace(b"cpu", b" "), dtype=np.int64, sep=" ")
+    if values.size != _NFIELDS + n * (_NFIELDS + 1):
+        return None
+    rows = values[_NFIELDS:].reshape(n, _NFIELDS + 1)
+    ids = rows[:, 0].tolist()
+    if len(set(ids)) != n:
+        return None
+    return PackedRows(ids, rows[:, 1:]), tuple(values[:_NFIELDS].tolist())
+
+
+def _btime(rest: bytes) -> int | None:
+    at = rest.find(b"btime ")
+    if at < 0:
+        return None
+    end = rest.find(b"\n", at)
+    value = rest[at + 6 : end if end >= 0 else None].strip()
+    return int(value) if value.isdigit() else None
+
+
 def parse_proc_stat(text: str | bytes, source: str = "/proc/stat") -> ProcStat:
     """Parse the cpu lines (and btime) of /proc/stat. Never raises on content."""
-    if isinstance(text, bytes):
-        text = text.decode("ascii", errors="replace")
+    if isinstance(text, str):
+        text = text.encode("utf-8", errors="replace")
     # cpu lines come first; stop before the long intr line rather than splitting it
-    head, sep, rest = text.partition("\nintr ")
+    head_b, _, rest_b = text.partition(b"\nintr ")
+    fast = _parse_fast(head_b)
+    if fast is not None:
+        return ProcStat(cpus=fast[0], total=fast[1], btime=_btime(rest_b))
+    return _parse_careful(head_b.decode("ascii", errors="replace"), rest_b, source)
+
+
+def _parse_careful(head: str, rest: bytes, source: str) -> ProcStat:
     cpus: dict[int, tuple[int, ...]] = {}
     total: tuple[int, ...] | None = None
     diags: list[Diagnostic] = []
@@ -64,15 +103,9 @@ def parse_proc_stat(text: str | bytes, source: str = "/proc/stat") -> ProcStat:
             diags.append(Diagnostic(source, f"duplicate line for {name}", lineno))
             continue
         cpus[cpu] = values
-    btime: int | None = None
-    at = rest.find("btime ") if sep else text.find("btime ")
-    if at >= 0:
-        src = rest if sep else text
-        field_ = src[at + 6 : src.find("\n", at) if src.find("\n", at) >= 0 else None].strip()
-        if field_.isdigit():
-            btime = int(field_)
-        else:
-            diags.append(Diagnostic(source, f"unreadable btime: {field_[:40]!r}"))
+    btime = _btime(rest)
+    if rest.find(b"btime ") >= 0 and btime is None:
+        diags.append(Diagnostic(source, "unreadable btime line"))
     if not cpus:
         diags.append(Diagnostic(source, "no per-cpu lines found"))
     return ProcStat(cpus=cpus, total=total, btime=btime, diagnostics=tuple(diags))
@@ -80,6 +113,11 @@ def parse_proc_stat(text: str | bytes, source: str = "/proc/stat") -> ProcStat:
 
 def delta(prev: ProcStat, cur: ProcStat, t: float, interval_s: float) -> CoreSample:
     """Per-CPU tick deltas from `prev` to `cur`, sysstat style."""
+    a, b = prev.cpus, cur.cpus
+    if isinstance(a, PackedRows) and isinstance(b, PackedRows) and a.ids == b.ids:
+        d = b.flat - a.flat
+        np.maximum(d, 0, out=d)
+        return CoreSample(t=t, interval_s=interval_s, deltas=PackedRows(b.ids, d))
     out: dict[int, tuple[int, ...]] = {}
     for cpu, now in cur.cpus.items():
         before = prev.cpus.get(cpu)

@@ -13,9 +13,11 @@ import struct
 from array import array
 from collections.abc import Iterable
 
+import numpy as np
 import zstandard
 
 from corescope.model.cores import FIELDS, CoreSample
+from corescope.model.packed import PackedRows
 from corescope.store.db import Store
 
 DDL = """
@@ -48,10 +50,13 @@ class SeriesFormatError(ValueError):
 # --- raw rows (one per sample) ---------------------------------------------------------------
 
 def _encode_row(sample: CoreSample) -> bytes:
+    d = sample.deltas
+    if isinstance(d, PackedRows) and isinstance(d.flat, np.ndarray):  # the sampling hot path
+        return array("I", [len(d.ids), *d.ids]).tobytes() + d.flat.astype(np.uint32).tobytes()
     cpus = sample.cpus
     values = array("I", [len(cpus), *cpus])
     for cpu in cpus:
-        values.extend(sample.deltas[cpu])
+        values.extend(d[cpu])
     return values.tobytes()
 
 
@@ -60,11 +65,7 @@ def _decode_row(t: float, interval_s: float, payload: bytes) -> CoreSample:
     values.frombytes(payload)
     n = values[0]
     cpus = values[1 : 1 + n]
-    base = 1 + n
-    deltas = {
-        cpu: tuple(values[base + i * _NF : base + (i + 1) * _NF]) for i, cpu in enumerate(cpus)
-    }
-    return CoreSample(t=t, interval_s=interval_s, deltas=deltas)
+    return CoreSample(t=t, interval_s=interval_s, deltas=PackedRows(cpus, values[1 + n :]))
 
 
 # --- columnar blocks -------------------------------------------------------------------------

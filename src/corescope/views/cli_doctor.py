@@ -102,7 +102,8 @@ def doctor(obj: CliContext, seconds: float, since: float, as_json: bool) -> None
         emit_json({
             "verdict": verdict,
             "host": socket.gethostname(),
-            "window": {"start": round(start, 3), "end": round(end, 3), "since": round(end - since, 3)},
+            "window": {"start": round(start, 3), "end": round(end, 3),
+                       "since": round(end - since, 3)},
             "sensors": {k: v.to_json() for k, v in sensors.items()},
             "findings": [f.to_json() for f in findings],
         })
@@ -111,7 +112,9 @@ def doctor(obj: CliContext, seconds: float, since: float, as_json: bool) -> None
     raise SystemExit(EXIT_FINDINGS if findings else EXIT_OK)
 
 
-def _print_report(sensors: dict[str, SensorStatus], findings: list[Finding], seconds: float) -> None:
+def _print_report(
+    sensors: dict[str, SensorStatus], findings: list[Finding], seconds: float
+) -> None:
     click.echo(f"corescope doctor on {socket.gethostname()} ({os.cpu_count()} CPUs, "
                f"{seconds:g}s live sample)")
     click.echo("sensors:")

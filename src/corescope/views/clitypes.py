@@ -8,7 +8,7 @@ import os
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import click
 
@@ -60,7 +60,7 @@ class ByteSize(click.ParamType):
     """1000000, 500k, 64M, 2G → bytes (decimal multiples; KiB/MiB/GiB are binary)."""
 
     name = "bytes"
-    _MULT = {"": 1, "k": 10**3, "m": 10**6, "g": 10**9, "t": 10**12,
+    _MULT: ClassVar[dict[str, int]] = {"": 1, "k": 10**3, "m": 10**6, "g": 10**9, "t": 10**12,
              "kib": 2**10, "mib": 2**20, "gib": 2**30, "tib": 2**40, "b": 1,
              "kb": 10**3, "mb": 10**6, "gb": 10**9, "tb": 10**12}
 

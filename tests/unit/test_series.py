@@ -1,0 +1,108 @@
+from __future__ import annotations
+
+import os
+import random
+import stat
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from corescope.model.cores import FIELDS, CoreSample
+from corescope.store import retention
+from corescope.store.db import Store, StoreError
+from corescope.store.series import (
+    SeriesFormatError,
+    SeriesWriter,
+    decode_block,
+    encode_block,
+    read_samples,
+    time_span,
+)
+
+
+def rand_samples(n: int, ncpu: int, seed: int = 0, t0: float = 1_800_000_000.0,
+                 drop: float = 0.0, big: bool = False) -> list[CoreSample]:
+    rng = random.Random(seed)
+    out = []
+    for i in range(n):
+        deltas = {}
+        for c in range(ncpu):
+            if rng.random() < drop:
+                continue
+            hi = 70000 if big else 100
+            deltas[c] = tuple(rng.randint(0, hi) for _ in FIELDS)
+        out.append(CoreSample(t=t0 + i + 0.25, interval_s=1.0 + rng.random() / 1000,
+                              deltas=deltas))
+    return out
+
+
+def same(a: list[CoreSample], b: list[CoreSample]) -> None:
+    assert len(a) == len(b)
+    for x, y in zip(a, b, strict=True):
+        assert x.t == pytest.approx(y.t, abs=1e-3)
+        assert x.interval_s == pytest.approx(y.interval_s, abs=1e-6)
+        assert x.deltas == y.deltas
+
+
+@pytest.mark.parametrize("drop,big", [(0.0, False), (0.2, False), (0.0, True)])
+def test_block_round_trip(drop: float, big: bool):
+    s = rand_samples(60, 24, drop=drop, big=big)
+    same(decode_block(encode_block(s)), s)
+
+
+def test_corrupt_block_is_a_clear_error():
+    with pytest.raises(SeriesFormatError):
+        decode_block(b"not zstd at all")
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(1, 70), st.integers(1, 40), st.floats(0, 0.5), st.integers(0, 10**6))
+def test_block_round_trip_property(n: int, ncpu: int, drop: float, seed: int):
+    s = rand_samples(n, ncpu, seed=seed, drop=drop)
+    same(decode_block(encode_block(s)), s)
+
+
+def test_writer_reader_and_permissions(tmp_path):
+    d = tmp_path / "store"
+    store = Store.open(d)
+    w = SeriesWriter(store, block_samples=10)
+    s = rand_samples(25, 8)
+    for x in s:
+        w.append(x)
+    # 20 in two blocks, 5 still raw: all readable
+    assert store.query("SELECT COUNT(*) FROM core_blocks")[0][0] == 2
+    same(read_samples(store, 0, 2e9), s)
+    same(read_samples(store, s[3].t, s[12].t), s[3:13])
+    assert time_span(store)[0] == pytest.approx(s[0].t, abs=1e-3)
+    assert stat.S_IMODE(os.stat(d).st_mode) == 0o700
+    for f in d.iterdir():
+        assert stat.S_IMODE(f.stat().st_mode) == 0o600, f
+    store.close()
+
+
+def test_retention_by_age_and_bytes(tmp_path):
+    store = Store.open(tmp_path / "s")
+    w = SeriesWriter(store, block_samples=60)
+    s = rand_samples(3600, 16, seed=3)
+    for x in s:
+        w.append(x)
+    w.flush()
+    full = store.size_bytes()
+    retention.enforce(store, now=s[-1].t, retain_s=1800, max_bytes=10**9)
+    left = read_samples(store, 0, 2e9)
+    assert left[0].t >= s[-1].t - 1800 - 60  # whole blocks go
+    assert left[-1].t == pytest.approx(s[-1].t, abs=1e-3)  # newest kept
+    budget = full // 4
+    retention.enforce(store, now=s[-1].t, retain_s=10**6, max_bytes=budget)
+    assert store.size_bytes() <= budget
+    assert read_samples(store, 0, 2e9)[-1].t == pytest.approx(s[-1].t, abs=1e-3)
+    store.close()
+
+
+def test_unusable_store_is_a_clear_error(tmp_path):
+    (tmp_path / "corescope.db").write_bytes(b"this is not sqlite" * 100)
+    with pytest.raises(StoreError):
+        Store.open(tmp_path)
+    with pytest.raises(StoreError, match="no store"):
+        Store.open(tmp_path / "missing", create=False)
