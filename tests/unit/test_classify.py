@@ -7,8 +7,8 @@ import json
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from tests.conftest import FIXTURES
 
+from conftest import FIXTURES
 from corescope.analysis.classify import classify, classify_record, grep_patterns
 from corescope.model.events import KINDS, KmsgRecord
 from corescope.sources.kmsg import parse_dmesg, parse_journal_json, parse_kmsg_dump

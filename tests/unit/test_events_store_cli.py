@@ -5,8 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from tests.conftest import FIXTURES, run_cli, run_cli_json
-
+from conftest import FIXTURES, run_cli, run_cli_json
 from corescope.model.cores import CoreSample
 from corescope.model.events import KernelEvent, QueueIrq
 from corescope.store import events as store_events

@@ -7,8 +7,8 @@ import errno
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from tests.conftest import FIXTURES
 
+from conftest import FIXTURES
 from corescope.sources.kmsg import (
     ClockAnchor,
     KmsgReader,

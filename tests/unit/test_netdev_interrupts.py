@@ -7,8 +7,8 @@ from pathlib import Path
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from tests.conftest import FIXTURES
 
+from conftest import FIXTURES
 from corescope.rootfs import Root
 from corescope.runner import RecordedRunner, RunResult
 from corescope.sources import interrupts as irqs

@@ -28,22 +28,19 @@ CREATE TABLE IF NOT EXISTS kernel_events (
     raw TEXT NOT NULL
 );
 CREATE INDEX IF NOT EXISTS kernel_events_time ON kernel_events(time);
-CREATE INDEX IF NOT EXISTS kernel_events_kind_time ON kernel_events(kind, time);
 -- a record read twice (recorder restarted) is stored once
 CREATE UNIQUE INDEX IF NOT EXISTS kernel_events_boot_seq ON kernel_events(boot_id, seq)
     WHERE seq IS NOT NULL AND boot_id IS NOT NULL;
-CREATE TABLE IF NOT EXISTS kmsg_loss (
+-- the kernel log sensor's own record: lost records (loss) and clock anchors (anchor)
+CREATE TABLE IF NOT EXISTS kmsg_log (
     time REAL NOT NULL,
-    lost INTEGER NOT NULL,       -- records overwritten before we read them (sequence gap)
-    epipe INTEGER NOT NULL       -- EPIPE returns seen
-);
-CREATE INDEX IF NOT EXISTS kmsg_loss_time ON kmsg_loss(time);
-CREATE TABLE IF NOT EXISTS kmsg_anchor (
-    time REAL NOT NULL,
-    method TEXT NOT NULL,        -- monotonic | marker
-    offset_s REAL NOT NULL,      -- wall = usec/1e6 + offset_s
-    error_s REAL NOT NULL,
-    skew_s REAL                  -- kmsg clock - CLOCK_MONOTONIC (marker only)
+    what TEXT NOT NULL,          -- 'loss' | 'anchor'
+    lost INTEGER,                -- loss: records overwritten before we read them (seq gap)
+    epipe INTEGER,               -- loss: EPIPE returns seen
+    method TEXT,                 -- anchor: monotonic | marker
+    offset_s REAL,               -- anchor: wall = usec/1e6 + offset_s
+    error_s REAL,
+    skew_s REAL                  -- anchor: kmsg clock - CLOCK_MONOTONIC (marker measured)
 );
 CREATE TABLE IF NOT EXISTS irq_map (
     time REAL NOT NULL,
@@ -55,20 +52,17 @@ CREATE TABLE IF NOT EXISTS irq_map (
     cpus TEXT NOT NULL,          -- JSON list
     basis TEXT NOT NULL
 );
-CREATE INDEX IF NOT EXISTS irq_map_time ON irq_map(time);
 CREATE TABLE IF NOT EXISTS softirq_samples (
     time REAL NOT NULL,
     interval_s REAL NOT NULL,
     net_rx TEXT NOT NULL,        -- JSON {cpu: delta}
     net_tx TEXT NOT NULL
 );
-CREATE INDEX IF NOT EXISTS softirq_samples_time ON softirq_samples(time);
 CREATE TABLE IF NOT EXISTS nic_counters (
     time REAL NOT NULL,
     iface TEXT NOT NULL,
     counters TEXT NOT NULL       -- JSON {name: value}
 );
-CREATE INDEX IF NOT EXISTS nic_counters_time ON nic_counters(time);
 """
 
 _COLS = "id, time, mono_usec, seq, kind, driver, device, fields, lab, level, source, raw"
@@ -76,7 +70,7 @@ _COLS = "id, time, mono_usec, seq, kind, driver, device, fields, lab, level, sou
 
 def retain(store: Store, cutoff_wall: float) -> None:
     with store.write() as c:
-        for table in ("kernel_events", "kmsg_loss", "kmsg_anchor", "irq_map",
+        for table in ("kernel_events", "kmsg_log", "irq_map",
                       "softirq_samples", "nic_counters"):
             c.execute(f"DELETE FROM {table} WHERE time < ?", (cutoff_wall,))
 
@@ -141,20 +135,21 @@ def stored_at(store: Store, event_id: int) -> float | None:
 def record_loss(store: Store, t: float, lost: int, epipe: int) -> None:
     if lost or epipe:
         with store.write() as c:
-            c.execute("INSERT INTO kmsg_loss (time, lost, epipe) VALUES (?,?,?)", (t, lost, epipe))
+            c.execute("INSERT INTO kmsg_log (time, what, lost, epipe) VALUES (?,'loss',?,?)",
+                      (t, lost, epipe))
 
 
 def lost_records(store: Store, t0: float, t1: float) -> int:
-    rows = store.query("SELECT COALESCE(SUM(lost), 0) FROM kmsg_loss WHERE time >= ? AND time <= ?",
-                       (t0, t1))
+    rows = store.query("SELECT COALESCE(SUM(lost), 0) FROM kmsg_log WHERE what = 'loss' "
+                       "AND time >= ? AND time <= ?", (t0, t1))
     return int(rows[0][0]) if rows else 0
 
 
 def record_anchor(store: Store, t: float, method: str, offset_s: float, error_s: float,
                   skew_s: float | None) -> None:
     with store.write() as c:
-        c.execute("INSERT INTO kmsg_anchor (time, method, offset_s, error_s, skew_s) "
-                  "VALUES (?,?,?,?,?)", (t, method, offset_s, error_s, skew_s))
+        c.execute("INSERT INTO kmsg_log (time, what, method, offset_s, error_s, skew_s) "
+                  "VALUES (?,'anchor',?,?,?,?)", (t, method, offset_s, error_s, skew_s))
 
 
 def insert_irq_map(store: Store, t: float, qmap: Sequence[QueueIrq]) -> None:
