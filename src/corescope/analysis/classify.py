@@ -9,20 +9,18 @@ The classifier is total: no input makes it raise.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
-from dataclasses import dataclass, field
-from typing import Any
+from collections.abc import Callable, Mapping
+from typing import Any, NamedTuple
 
 from corescope.model.events import LAB_MARKER, KernelEvent, KmsgRecord
 
 
-@dataclass(frozen=True)
-class Classification:
+class Classification(NamedTuple):
     kind: str
-    driver: str | None = None
-    device: str | None = None
-    fields: dict[str, Any] = field(default_factory=dict)
-    lab: bool = False
+    driver: str | None
+    device: str | None
+    fields: dict[str, Any]
+    lab: bool
 
 
 def _int(text: str | None) -> int | None:
@@ -167,21 +165,29 @@ _RULES: list[tuple[str, re.Pattern[str], dict[str, Any]]] = [
     ("link_up", re.compile(r"link status definitely up for interface (?P<iface>[\w.@-]+)"), {}),
 ]
 
-# A cheap first pass: almost every line in a real log is none of the above.
-_PREFILTER = re.compile(
-    r"paused for too long|wasn't completed|hasn't completed|lost tx completion|Lost TX"
-    r"|napi handler|Tx Unit Hang|Trigger reset|Resetting the device|Device reset|Reset attempt"
-    r"|Can not reset|Keep alive|WATCHDOG|TX timeout|Transmit time|soft lockup|hard LOCKUP"
-    r"|INFO: |out of memory|Hardware Error|EDAC|[Ll]ink",
-    re.I,
+# A cheap first pass over the lower-cased line: plain substring tests, several times faster
+# than one regex alternation in Python's engine. Almost every real log line fails all of them.
+_KEYWORDS: tuple[str, ...] = (
+    "paused for too long", "completed", "lost tx", "napi handler", "tx unit hang", "reset",
+    "keep alive", "watchdog", "tx timeout", "transmit time", "lockup", "info: ",
+    "out of memory", "hardware error", "edac", "link",
 )
+
+
+def _prefilter(message: str) -> bool:
+    low = message.lower()
+    for k in _KEYWORDS:  # noqa: SIM110 - a generator in any() costs more than the tests
+        if k in low:
+            return True
+    return False
+
 
 _STRINGY = {"comm", "reason_text", "driver_info", "flavor", "variant", "scope", "severity",
             "sq", "cq", "sq_cons", "sq_prod", "mcg_status", "status", "edac_driver",
             "wd_iface", "wd_driver", "iface", "cpus"}
 
 
-def classify(message: str, meta: dict[str, str] | None = None) -> Classification:
+def classify(message: str, meta: Mapping[str, str] | None = None) -> Classification:
     """Classify one kernel log message (continuation KEY=value pairs in `meta`)."""
     if not isinstance(message, str):
         message = str(message)
@@ -196,7 +202,7 @@ def classify(message: str, meta: dict[str, str] | None = None) -> Classification
         if pm.group("iface"):
             fields["iface"] = pm.group("iface")
     kind = "other"
-    if _PREFILTER.search(message):
+    if _prefilter(message):
         for rule_kind, pattern, extra in _RULES:
             m = pattern.search(message)
             if m is None:
@@ -232,7 +238,7 @@ def classify(message: str, meta: dict[str, str] | None = None) -> Classification
         if dev:
             # `+pci:0000:00:05.0` → 0000:00:05.0; `n2` (netdev ifindex) is kept as is
             device = dev.split(":", 1)[1] if dev.startswith("+") and ":" in dev else dev
-    return Classification(kind=kind, driver=driver, device=device, fields=fields, lab=lab)
+    return Classification(kind, driver, device, fields, lab)
 
 
 def classify_record(rec: KmsgRecord, wall: float) -> KernelEvent:

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from corescope.model.common import Diagnostic
-from corescope.model.events import KmsgRecord
+from corescope.model.events import _NO_META, KmsgRecord
 from corescope.rootfs import Root
 
 # A /dev/kmsg read returns exactly one record; the kernel refuses (EINVAL) a buffer shorter
@@ -133,6 +133,9 @@ _LEVELS = {"emerg": 0, "alert": 1, "crit": 2, "err": 3, "warn": 4, "notice": 5, 
            "debug": 7}
 
 
+_FAST = re.compile(rb"\[\s*(\d+)\.(\d{6})\] ?(.*)$")  # the common `[  123.456789] msg`
+
+
 def parse_dmesg(data: str | bytes, source: str = "dmesg"
                 ) -> tuple[list[KmsgRecord], list[Diagnostic]]:
     """`dmesg` (plain, -r, -x, -T, --time-format iso) or kern.log text. A line without a
@@ -141,74 +144,88 @@ def parse_dmesg(data: str | bytes, source: str = "dmesg"
         data = data.encode("utf-8", errors="replace")
     records: list[KmsgRecord] = []
     diags: list[Diagnostic] = []
-    cur: dict | None = None
-
-    def flush() -> None:
-        nonlocal cur
-        if cur is not None:
-            records.append(KmsgRecord(
-                message="\n".join(cur["lines"]), usec=cur["usec"], level=cur["level"],
-                facility=cur["facility"], wall=cur["wall"], source="dmesg",
-            ))
-            cur = None
-
+    # the record being built: its lines and header (kept in locals: this loop sees millions)
+    lines: list[str] | None = None
+    usec: int | None = None
+    wall: float | None = None
+    level: int | None = None
+    facility: int | None = None
+    append = records.append
+    fast = _FAST.match
     for lineno, raw_line in enumerate(data.split(b"\n"), 1):
         line = raw_line.rstrip(b"\r")
+        m = fast(line)
+        if m is not None:
+            if lines is not None:
+                append(KmsgRecord("\n".join(lines), usec, None, level, facility, "", _NO_META,
+                                  wall, "dmesg"))
+            usec = int(m.group(1)) * 1_000_000 + int(m.group(2))
+            lines = [m.group(3).decode("utf-8", errors="replace")]
+            wall = level = facility = None
+            continue
         if not line.strip():
             continue
-        m = _SYSLOG.match(line)
-        if m:
-            line = m.group("rest")
-        usec: int | None = None
-        wall: float | None = None
-        level: int | None = None
-        facility: int | None = None
-        msg: bytes | None = None
-        m = _DMESG.match(line)
-        if m:
-            frac = m.group("frac").decode()
-            usec = int(m.group("sec")) * 1_000_000 + int((frac + "000000")[:6])
-            msg = m.group("msg")
-            if m.group("lvl") is not None:
-                level = _LEVELS.get(m.group("lvl").decode())
-        else:
-            m = _DMESG_CTIME.match(line)
-            if m:
-                try:
-                    # dmesg -T prints local time; this assumes the log came from this timezone
-                    wall = time.mktime(
-                        time.strptime(m.group("ts").decode(), "%a %b %d %H:%M:%S %Y"))
-                except (ValueError, OverflowError):
-                    diags.append(Diagnostic(source, "unreadable ctime stamp", lineno))
-                msg = m.group("msg")
-            else:
-                m = _DMESG_ISO.match(line)
-                if m:
-                    try:
-                        wall = datetime.fromisoformat(
-                            m.group("ts").decode().replace(",", ".").replace("Z", "+00:00")
-                        ).timestamp()
-                    except ValueError:
-                        diags.append(Diagnostic(source, "unreadable ISO stamp", lineno))
-                    msg = m.group("msg")
-        if msg is None:
-            if cur is not None:
-                cur["lines"].append(line.strip().decode("utf-8", errors="replace"))
+        header = _dmesg_header(line, diags, source, lineno)
+        if header is None:
+            if lines is not None:
+                lines.append(line.strip().decode("utf-8", errors="replace"))
             else:
                 diags.append(Diagnostic(source, f"line without timestamp: {line[:60]!r}", lineno))
                 # kept, not dropped: a record with no clock
-                cur = {"lines": [line.decode("utf-8", errors="replace")], "usec": None,
-                       "level": None, "facility": None, "wall": None}
+                lines = [line.decode("utf-8", errors="replace")]
+                usec = wall = level = facility = None
             continue
-        flush()
-        prio = m.group("prio") if "prio" in m.re.groupindex else None
-        if prio is not None:
-            p = int(prio)
-            level, facility = p & 7, p >> 3
-        cur = {"lines": [msg.decode("utf-8", errors="replace")], "usec": usec, "level": level,
-               "facility": facility, "wall": wall}
-    flush()
+        if lines is not None:
+            append(KmsgRecord("\n".join(lines), usec, None, level, facility, "", _NO_META,
+                              wall, "dmesg"))
+        msg, usec, wall, level, facility = header
+        lines = [msg]
+    if lines is not None:
+        append(KmsgRecord("\n".join(lines), usec, None, level, facility, "", _NO_META, wall,
+                          "dmesg"))
     return records, diags
+
+
+def _dmesg_header(line: bytes, diags: list[Diagnostic], source: str, lineno: int
+                  ) -> tuple[str, int | None, float | None, int | None, int | None] | None:
+    """(message, usec, wall, level, facility) for the less common stamp forms, else None."""
+    m = _SYSLOG.match(line)
+    if m:
+        line = m.group("rest")
+    usec: int | None = None
+    wall: float | None = None
+    level: int | None = None
+    facility: int | None = None
+    m = _DMESG.match(line)
+    if m:
+        frac = m.group("frac").decode()
+        usec = int(m.group("sec")) * 1_000_000 + int((frac + "000000")[:6])
+        if m.group("lvl") is not None:
+            level = _LEVELS.get(m.group("lvl").decode())
+    else:
+        m = _DMESG_CTIME.match(line)
+        if m:
+            try:
+                # dmesg -T prints local time; this assumes the log came from this timezone
+                wall = time.mktime(
+                    time.strptime(m.group("ts").decode(), "%a %b %d %H:%M:%S %Y"))
+            except (ValueError, OverflowError):
+                diags.append(Diagnostic(source, "unreadable ctime stamp", lineno))
+        else:
+            m = _DMESG_ISO.match(line)
+            if not m:
+                return None
+            try:
+                wall = datetime.fromisoformat(
+                    m.group("ts").decode().replace(",", ".").replace("Z", "+00:00")
+                ).timestamp()
+            except ValueError:
+                diags.append(Diagnostic(source, "unreadable ISO stamp", lineno))
+    prio = m.group("prio")
+    if prio is not None:
+        p = int(prio)
+        level, facility = p & 7, p >> 3
+    return m.group("msg").decode("utf-8", errors="replace"), usec, wall, level, facility
 
 
 def parse_journal_json(data: str | bytes, source: str = "journal"
