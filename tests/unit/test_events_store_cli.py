@@ -157,3 +157,43 @@ def test_events_errors() -> None:
 def test_lab_nicreset_needs_consent() -> None:
     proc = run_cli("lab", "nicreset")
     assert proc.returncode == 2 and "--yes" in proc.stderr
+
+
+def test_kmsg_sensor_drain_stores_events_and_loss(tmp_path: Path) -> None:
+    """The sensor's batch step over a fake descriptor: classified rows, and EPIPE loss."""
+    import errno
+
+    from corescope.rootfs import Root
+    from corescope.runner import Runner
+    from corescope.sensors.base import RecordOptions, SensorEnv
+    from corescope.sensors.kmsg import KmsgSensor
+    from corescope.sources.kmsg import ClockAnchor, KmsgReader
+
+    script: list[bytes | int] = [
+        b"3,10,5000000,-;ena 0000:00:05.0 eth0: Trigger reset is on\n SUBSYSTEM=pci\n",
+        errno.EPIPE,
+        b"6,25,6000000,-;something ordinary\n",
+    ]
+
+    def read(n: int) -> bytes:
+        if not script:
+            raise BlockingIOError(errno.EAGAIN, "EAGAIN")
+        item = script.pop(0)
+        if isinstance(item, int):
+            raise OSError(item, "fake")
+        return item
+
+    with Store.open(tmp_path / "s") as store:
+        sensor = KmsgSensor(SensorEnv(Root(), Runner(), tmp_path, RecordOptions()))
+        sensor._store = store
+        sensor._reader = KmsgReader(read)
+        sensor.anchor = ClockAnchor(offset_s=1_000_000.0, error_s=0, method="monotonic",
+                                    taken_wall=0)
+        sensor.boot_id = "boot"
+        got = sensor.drain()
+        assert [e.kind for e in got] == ["nic_reset", "other"]
+        evs = store_events.read_events(store, 0, 2e9)
+        assert [(e.time, e.seq) for e in evs] == [(1_000_005.0, 10), (1_000_006.0, 25)]
+        assert store_events.lost_records(store, 0, 2e10) == 14
+        assert sensor.drain() == []  # nothing new: no second loss row
+        assert store_events.lost_records(store, 0, 2e10) == 14

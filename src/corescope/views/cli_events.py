@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from pathlib import Path
 
@@ -57,7 +58,7 @@ def events_from_file(path: Path) -> tuple[list[KernelEvent], list[str], str]:
         else:
             wall = 0.0
         e = classify_record(r, wall)
-        out.append(KernelEvent(**{**e.__dict__, "id": i}))
+        out.append(dataclasses.replace(e, id=i))
     return out, [str(d) for d in diags[:50]], clock
 
 
