@@ -96,5 +96,14 @@ def check(ctx: DoctorContext) -> CheckResult:
     lookup = ServingLookup(ctx.store, ctx.root)
     incs = correlate.incidents(events, episodes, serving=lookup)
     ctx.shared["incidents"] = incs
-    result.findings.extend(incident_finding(i) for i in incs)
+    # A lab line (corescope-lab) is classified like a real one, but on its own it is not a
+    # finding: the marker exists so that a node's log never misleads anyone later. It is one
+    # when a hot core preceded it, which is the lab's whole reproduction.
+    lab_only = [i for i in incs if i.event.lab and not i.preceding]
+    if lab_only:
+        result.sensors[-1] = SensorStatus(
+            "events", result.sensors[-1].ok,
+            result.sensors[-1].detail + f"; {len(lab_only)} corescope-lab incidents without a "
+            "preceding hot core (lab lines, not counted as findings)")
+    result.findings.extend(incident_finding(i) for i in incs if i not in lab_only)
     return result
