@@ -9,4 +9,5 @@ CHECK_MODULES: tuple[str, ...] = (
     "corescope.checks.cores",
     "corescope.checks.profile",
     "corescope.checks.zombies",
+    "corescope.checks.events",
 )

@@ -23,6 +23,7 @@ SCHEMA_MODULES: tuple[str, ...] = (
     "corescope.store.series",
     "corescope.store.profiles",
     "corescope.store.census",
+    "corescope.store.events",
 )
 
 

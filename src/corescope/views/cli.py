@@ -22,6 +22,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "corescope.views.cli_lab_hotcore",
     "corescope.views.cli_flame",
     "corescope.views.cli_zombies",
+    "corescope.views.cli_events",
 )
 
 

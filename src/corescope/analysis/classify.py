@@ -1,0 +1,323 @@
+"""Kernel log line → kind, driver, device and structured fields.
+
+Covers every variant in INCIDENT.md, matched loosely because driver versions differ. Lines it
+does not know are kept as kind "other" with their driver/device prefix, never dropped. A line
+with the `corescope-lab` marker is flagged lab=True and otherwise treated exactly alike.
+The classifier is total: no input makes it raise.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping
+from typing import Any, NamedTuple
+
+from corescope.model.events import LAB_MARKER, KernelEvent, KmsgRecord
+
+
+class Classification(NamedTuple):
+    kind: str
+    driver: str | None
+    device: str | None
+    fields: dict[str, Any]
+    lab: bool
+
+
+def _int(text: str | None) -> int | None:
+    if text is None:
+        return None
+    try:
+        return int(text, 0) if text.startswith("0x") else int(text)
+    except ValueError:  # e.g. more digits than int() accepts
+        return None
+
+
+# dev_printk / netdev_printk prefix: `DRIVER BUSID[ IFNAME]: message`, e.g.
+# `ena 0000:00:05.0 eth0: `, `mlx5_core 0000:08:00.0 eth2: `, `virtio_net virtio2 eth0: `.
+# The bus id must hold a digit, which keeps prose ("Out of memory: ...") out.
+_PREFIX = re.compile(
+    r"(?P<driver>[A-Za-z][\w.-]{0,40}) "
+    r"(?P<bus>(?:[0-9a-fA-F]{4}:)?[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7]"
+    r"|(?=[\w.+-]{0,60}\d)[\w.+-]{1,60}(?::[\w.+-]{1,20}){0,4}?)"
+    r"(?: (?P<iface>[A-Za-z][\w.@-]{0,30}))?: "
+)
+# `e1000e: eth0 NIC Link is Up`, and bare `eth0: ...`
+_DRIVER_IFACE = re.compile(r"(?P<driver>[a-z][\w-]{0,30}): (?P<iface>[a-z][\w.@-]{0,30}) ")
+
+_Handler = Callable[[re.Match[str], dict[str, Any]], str | None]
+
+
+def _g(m: re.Match[str], name: str) -> str | None:
+    try:
+        return m.group(name)
+    except IndexError:
+        return None
+
+
+def _put_ints(m: re.Match[str], out: dict[str, Any], *names: str) -> None:
+    for n in names:
+        v = _int(_g(m, n))
+        if v is not None:
+            out[n] = v
+
+
+# Each rule: kind, pattern, extra fields. Order matters: the first match wins.
+_RULES: list[tuple[str, re.Pattern[str], dict[str, Any]]] = [
+    # --- ENA TX completion stalls -------------------------------------------------------
+    ("nic_tx_stall", re.compile(
+        r"TX q (?P<queue>\d+) is paused for too long \(threshold (?P<threshold_usec>\d+)\)"
+        r"(?:\. Time since last napi (?P<usecs_since_napi>\d+) usec)?"
+        r"(?:\. napi scheduled: (?P<napi_scheduled>\d+))?"
+        r"(?:.{0,40}?\bcpu:? ?(?P<napi_cpu>\d+))?", re.I), {"signal": "tx_queue_paused"}),
+    ("nic_tx_stall", re.compile(
+        r"Found a Tx that wasn't completed on time, qid (?P<queue>\d+), index (?P<index>\d+)"
+        r"(?:\. (?P<usecs_since_napi>\d+) usecs have passed since last napi execution)?"
+        r"(?:\. (?P<msecs_since_napi>\d+) msecs have passed since last napi execution)?"
+        r"(?:.{0,20}?Napi scheduled: (?P<napi_scheduled>\d+))?"
+        r"(?:.{0,20}?Missing Tx timeout value (?P<missing_tx_timeout_ms>\d+) msecs)?"
+        r"(?:.{0,20}?Missing Tx outstanding for (?P<outstanding_ms>\d+) msecs)?"),
+     {"signal": "missing_tx_cmpl"}),
+    ("nic_tx_stall", re.compile(
+        r"TX hasn't completed, qid (?P<queue>\d+), index (?P<index>\d+)"
+        r"(?:\. (?P<usecs_since_napi>\d+) usecs from last napi execution)?"
+        r"(?:, napi scheduled: (?P<napi_scheduled>\d+))?"), {"signal": "missing_tx_cmpl"}),
+    ("nic_tx_stall", re.compile(
+        r"(?:The number of lost tx completions? is above the threshold"
+        r"|Lost TX completions are above (?:the )?threshold) "
+        r"\((?P<missed_tx>\d+) > (?P<threshold>\d+)\)"
+        r"(?:\. Completion transmission timeout: (?P<completion_timeout_ms>\d+))?", re.I),
+     {"signal": "lost_tx_cmpl_threshold"}),
+    ("nic_tx_stall",
+     re.compile(r"napi handler hasn't been called for a long time but is scheduled"),
+     {"signal": "suspected_poll_starvation"}),
+    ("nic_tx_stall", re.compile(r"Detected Tx Unit Hang(?:.{0,40}?Tx Queue\s+<(?P<queue>\d+)>)?",
+                                re.S), {"signal": "tx_unit_hang"}),
+    # --- resets ---------------------------------------------------------------------------
+    ("nic_reset", re.compile(r"Trigger reset is on(?: with reason: (?P<reason>\d+))?"),
+     {"stage": "trigger"}),
+    ("nic_reset", re.compile(r"Resetting the device"), {"stage": "resetting"}),
+    ("nic_reset", re.compile(
+        r"Device reset completed successfully(?:, Driver info: (?P<driver_info>[^\n\[]{0,120}))?"),
+     {"stage": "completed"}),
+    ("nic_reset",
+     re.compile(r"(?:Reset attempt failed|Device reset failed|Can not reset the device)"),
+     {"stage": "failed"}),
+    # --- keep-alive -----------------------------------------------------------------------
+    ("nic_keepalive_timeout", re.compile(r"Keep alive watchdog timeout"), {}),
+    # --- TX watchdog ----------------------------------------------------------------------
+    ("nic_tx_timeout", re.compile(
+        r"NETDEV WATCHDOG: CPU: (?P<cpu>\d+): transmit queue (?P<queue>\d+) timed out"
+        r"(?: (?P<timeout_ms>\d+) ms)?"), {"format": "netdev_watchdog_v3"}),
+    ("nic_tx_timeout", re.compile(
+        r"NETDEV WATCHDOG: (?P<wd_iface>[^\s(]{1,40}) \((?P<wd_driver>[^)\s]{0,40})\): "
+        r"transmit queue (?P<queue>\d+) timed out(?: (?P<timeout_ms>\d+) ms)?"),
+     {"format": "netdev_watchdog"}),
+    ("nic_tx_timeout", re.compile(
+        r"TX timeout on queue: (?P<queue>\d+)"
+        r"(?:, SQ: (?P<sq>0x[0-9a-fA-F]+))?(?:, CQ: (?P<cq>0x[0-9a-fA-F]+))?"
+        r"(?:, SQ Cons: (?P<sq_cons>0x[0-9a-fA-F]+))?(?: SQ Prod: (?P<sq_prod>0x[0-9a-fA-F]+))?"
+        r"(?:, usecs since last trans: (?P<usecs_since_last_trans>\d+))?"
+        r"(?:.{0,80}?(?P<usecs_ago>\d+) usecs ago)?"), {"format": "driver_tx_timeout"}),
+    ("nic_tx_timeout", re.compile(r"TX timeout on invalid queue (?P<queue>\d+)"),
+     {"format": "driver_tx_timeout"}),
+    ("nic_tx_timeout", re.compile(r"(?:TX timeout detected|Transmit time ?out\b)"),
+     {"format": "driver_tx_timeout"}),
+    # --- CPU stalls -----------------------------------------------------------------------
+    ("soft_lockup", re.compile(
+        r"BUG: soft lockup - CPU#(?P<cpu>\d+) stuck for (?P<seconds>\d+)s! "
+        r"\[(?P<comm>[^\]\n]{0,64}):(?P<pid>\d+)\]"), {}),
+    ("soft_lockup", re.compile(r"BUG: soft lockup - CPU#(?P<cpu>\d+) stuck for (?P<seconds>\d+)s"),
+     {}),
+    ("hard_lockup", re.compile(r"Watchdog detected hard LOCKUP on cpu (?P<cpu>\d+)", re.I), {}),
+    ("rcu_stall", re.compile(
+        r"INFO: (?P<flavor>rcu_\w{1,20}|rcu) (?P<variant>self-detected stall on CPU"
+        r"|detected expedited stalls on CPUs/tasks|detected stalls on CPUs/tasks)"
+        r"(?::?\s*\{(?P<cpus>[^}]{0,200})\})?"
+        r"(?:.{0,40}?detected by (?P<detected_by>\d+))?(?:.{0,40}?t=(?P<jiffies>\d+) jiffies)?"),
+     {}),
+    ("hung_task", re.compile(
+        r"INFO: task (?P<comm>[^\n]{0,64}?):(?P<pid>\d+) blocked for more than "
+        r"(?P<seconds>\d+) seconds"), {}),
+    # --- memory ---------------------------------------------------------------------------
+    ("oom_kill", re.compile(
+        r"(?P<scope>Memory cgroup out of memory|Out of memory(?: \(oom_kill_allocating_task\))?)"
+        r": Kill(?:ed)? process (?P<pid>\d+) \((?P<comm>[^)\n]{0,64})\)"
+        r"(?:.{0,40}?score (?P<score>\d+))?"
+        r"(?:.{0,20}?total-vm:(?P<total_vm_kb>\d+)kB)?(?:, anon-rss:(?P<anon_rss_kb>\d+)kB)?",
+        re.I), {}),
+    # --- hardware -------------------------------------------------------------------------
+    ("hw_error", re.compile(
+        r"EDAC (?:(?P<edac_driver>\w{1,20}) )?MC(?P<mc>\d+): (?P<count>\d+) (?P<severity>CE|UE)\b"),
+     {"source": "edac"}),
+    ("hw_error", re.compile(r"EDAC (?:\w{1,20} )?MC(?P<mc>\d+): HANDLING MCE MEMORY ERROR"),
+     {"source": "edac"}),
+    ("hw_error", re.compile(
+        r"mce: \[Hardware Error\]:(?: CPU (?P<cpu>\d+): Machine Check(?: Exception)?: "
+        r"(?P<mcg_status>[0-9a-fA-F]+) Bank (?P<bank>\d+): (?P<status>[0-9a-fA-F]+))?"),
+     {"source": "mce"}),
+    ("hw_error", re.compile(r"\[Hardware Error\]:"), {"source": "apei"}),
+    # --- link -----------------------------------------------------------------------------
+    ("link_up", re.compile(
+        r"ADDRCONF\(NETDEV_(?:UP|CHANGE)\): (?P<iface>[\w.@-]{1,30}): link becomes ready"), {}),
+    ("link_down", re.compile(r"\b(?:NIC )?Link is Down\b|\bLink down\b", re.I), {}),
+    ("link_up", re.compile(r"\b(?:NIC )?Link is Up\b|\bLink up\b|link becomes ready", re.I), {}),
+    ("link_down", re.compile(r"link status definitely down for interface (?P<iface>[\w.@-]+)"), {}),
+    ("link_up", re.compile(r"link status definitely up for interface (?P<iface>[\w.@-]+)"), {}),
+]
+
+# A cheap first pass over the lower-cased line: plain substring tests, several times faster
+# than one regex alternation in Python's engine. Almost every real log line fails all of them.
+_KEYWORDS: tuple[str, ...] = (
+    "paused for too long", "completed", "lost tx", "napi handler", "tx unit hang", "reset",
+    "keep alive", "watchdog", "tx timeout", "transmit time", "lockup", "info: ",
+    "out of memory", "hardware error", "edac", "link",
+)
+
+
+def _prefilter(message: str) -> bool:
+    low = message.lower()
+    for k in _KEYWORDS:  # noqa: SIM110 - a generator in any() costs more than the tests
+        if k in low:
+            return True
+    return False
+
+
+_STRINGY = {"comm", "reason_text", "driver_info", "flavor", "variant", "scope", "severity",
+            "sq", "cq", "sq_cons", "sq_prod", "mcg_status", "status", "edac_driver",
+            "wd_iface", "wd_driver", "iface", "cpus"}
+
+
+def classify(message: str, meta: Mapping[str, str] | None = None) -> Classification:
+    """Classify one kernel log message (continuation KEY=value pairs in `meta`)."""
+    if not isinstance(message, str):
+        message = str(message)
+    lab = LAB_MARKER in message
+    head = message[:300]
+    driver: str | None = None
+    device: str | None = None
+    fields: dict[str, Any] = {}
+    pm = _PREFIX.match(head)
+    if pm:
+        driver, device = pm.group("driver"), pm.group("bus")
+        if pm.group("iface"):
+            fields["iface"] = pm.group("iface")
+    kind = "other"
+    if _prefilter(message):
+        for rule_kind, pattern, extra in _RULES:
+            m = pattern.search(message)
+            if m is None:
+                continue
+            kind = rule_kind
+            fields.update(extra)
+            for name, value in m.groupdict().items():
+                if value is None:
+                    continue
+                if name in _STRINGY:
+                    fields[name] = value.strip()
+                else:
+                    v = _int(value)
+                    if v is not None:
+                        fields[name] = v
+            break
+    # NETDEV WATCHDOG's old format names the interface and driver in the text itself
+    wd_iface = fields.pop("wd_iface", None)
+    wd_driver = fields.pop("wd_driver", None)
+    if wd_iface:
+        fields.setdefault("iface", wd_iface)
+    if wd_driver and driver is None:
+        driver = wd_driver
+    if kind == "rcu_stall" and isinstance(fields.get("cpus"), str):
+        fields["cpus"] = [_int(c) for c in re.findall(r"\d+", fields["cpus"])[:64]]
+    if kind in ("link_up", "link_down") and "iface" not in fields:
+        dm = _DRIVER_IFACE.match(head)
+        if dm:
+            driver = driver or dm.group("driver")
+            fields["iface"] = dm.group("iface")
+    if device is None and meta:
+        dev = meta.get("DEVICE")
+        if dev:
+            # `+pci:0000:00:05.0` → 0000:00:05.0; `n2` (netdev ifindex) is kept as is
+            device = dev.split(":", 1)[1] if dev.startswith("+") and ":" in dev else dev
+    return Classification(kind, driver, device, fields, lab)
+
+
+def classify_record(rec: KmsgRecord, wall: float) -> KernelEvent:
+    c = classify(rec.message, rec.dict_)
+    return KernelEvent(
+        time=wall, kind=c.kind, raw=rec.message, driver=c.driver, device=c.device,
+        fields=c.fields, lab=c.lab, mono_usec=rec.usec, seq=rec.seq, level=rec.level,
+        source=rec.source,
+    )
+
+
+def grep_patterns() -> list[str]:
+    """The rule patterns as POSIX ERE (GNU grep -E), for the `grep -E` peer in
+    bench/classify_throughput.py: same alternatives, groups unnamed, lazy quantifiers greedy
+    (same lines match), case-insensitive rules spelled out as [xX]."""
+    return [_to_ere(p.pattern, bool(p.flags & re.I)) for _, p, _ in _RULES]
+
+
+_CLASS = {"d": ("[0-9]", "0-9"), "w": ("[[:alnum:]_]", "[:alnum:]_"),
+          "s": ("[[:space:]]", "[:space:]"), "n": ("", "")}
+
+
+def _to_ere(pat: str, icase: bool) -> str:
+    out: list[str] = []
+    i = 0
+    while i < len(pat):
+        ch = pat[i]
+        if ch == "\\" and i + 1 < len(pat):
+            nxt = pat[i + 1]
+            out.append(_CLASS[nxt][0] if nxt in _CLASS else ch + nxt)
+            i += 2
+            continue
+        if ch == "[":
+            i, text = _bracket(pat, i)
+            out.append(text)
+            continue
+        if ch == "(" and pat.startswith("(?P<", i):
+            out.append("(")
+            i = pat.index(">", i) + 1
+            continue
+        if ch == "(" and pat.startswith("(?:", i):
+            out.append("(")
+            i += 3
+            continue
+        if ch == "?" and out and out[-1] and out[-1][-1] in "*+?}":
+            i += 1  # lazy → greedy: the same lines match
+            continue
+        out.append(f"[{ch.lower()}{ch.upper()}]" if icase and ch.isalpha() else ch)
+        i += 1
+    return "".join(out)
+
+
+def _bracket(pat: str, i: int) -> tuple[int, str]:
+    """A Python character class → POSIX: `]` literal first, `\\n` dropped (grep is per line),
+    `\\d`/`\\w`/`\\s` as named classes."""
+    i += 1
+    neg = pat[i:i + 1] == "^"
+    if neg:
+        i += 1
+    items: list[str] = []
+    close = False
+    while i < len(pat):
+        ch = pat[i]
+        if ch == "]":
+            i += 1
+            break
+        if ch == "\\" and i + 1 < len(pat):
+            nxt = pat[i + 1]
+            if nxt == "]":
+                close = True
+            elif nxt in _CLASS:
+                items.append(_CLASS[nxt][1])
+            else:
+                items.append(nxt)
+            i += 2
+            continue
+        items.append(ch)
+        i += 1
+    body = ("]" if close else "") + "".join(items)
+    if not body:
+        return i, "." if neg else ""
+    return i, "[" + ("^" if neg else "") + body + "]"

@@ -1,0 +1,211 @@
+"""Kernel events, NIC interrupt maps and correlation results. Plain records, no I/O."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any, NamedTuple
+
+from corescope.timeparse import iso
+
+# Kinds the classifier produces. "other" keeps every unrecognised line (never dropped).
+KINDS: tuple[str, ...] = (
+    "nic_tx_stall",
+    "nic_reset",
+    "nic_keepalive_timeout",
+    "nic_tx_timeout",
+    "soft_lockup",
+    "hard_lockup",
+    "rcu_stall",
+    "hung_task",
+    "oom_kill",
+    "hw_error",
+    "link_down",
+    "link_up",
+    "other",
+)
+
+# Kinds that count as incidents for correlation and doctor. link_up is recovery, not a fault;
+# "other" is noise by definition.
+INCIDENT_KINDS: frozenset[str] = frozenset(
+    {
+        "nic_tx_stall",
+        "nic_reset",
+        "nic_keepalive_timeout",
+        "nic_tx_timeout",
+        "soft_lockup",
+        "hard_lockup",
+        "rcu_stall",
+        "hung_task",
+        "oom_kill",
+        "hw_error",
+        "link_down",
+    }
+)
+
+# The text every lab-written line carries, so a real node's log never misleads anyone later.
+LAB_MARKER = "corescope-lab"
+
+
+_NO_META: Mapping[str, str] = MappingProxyType({})
+
+
+class KmsgRecord(NamedTuple):
+    """One /dev/kmsg record (or one line of a saved log) before classification.
+
+    `usec` is the kernel's clock since boot (None when the source had no timestamp);
+    `wall` is set only by sources that carry a wall clock of their own (journald).
+    A NamedTuple rather than a frozen dataclass: a saved log can hold millions of lines, and
+    this is ten times cheaper to build while just as immutable.
+    """
+
+    message: str
+    usec: int | None = None
+    seq: int | None = None
+    level: int | None = None  # syslog severity 0..7
+    facility: int | None = None
+    flags: str = ""
+    dict_: Mapping[str, str] = _NO_META  # continuation KEY=value lines
+    wall: float | None = None
+    source: str = "kmsg"
+
+
+@dataclass(frozen=True)
+class KernelEvent:
+    """A classified kernel event on the wall-clock timeline (UTC epoch seconds)."""
+
+    time: float
+    kind: str
+    raw: str
+    driver: str | None = None
+    device: str | None = None
+    fields: dict[str, Any] = field(default_factory=dict)
+    lab: bool = False
+    mono_usec: int | None = None
+    seq: int | None = None
+    level: int | None = None
+    source: str = "kmsg"
+    id: int | None = None
+
+    @property
+    def is_incident(self) -> bool:
+        return self.kind in INCIDENT_KINDS
+
+    @property
+    def iface(self) -> str | None:
+        v = self.fields.get("iface")
+        return v if isinstance(v, str) else None
+
+    @property
+    def queue(self) -> int | None:
+        v = self.fields.get("queue")
+        return v if isinstance(v, int) and not isinstance(v, bool) else None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "time": round(self.time, 6),
+            "time_iso": iso(self.time),
+            "kind": self.kind,
+            "driver": self.driver,
+            "device": self.device,
+            "fields": self.fields,
+            "lab": self.lab,
+            "raw": self.raw,
+            "mono_usec": self.mono_usec,
+            "seq": self.seq,
+            "level": self.level,
+            "source": self.source,
+        }
+
+
+@dataclass(frozen=True)
+class QueueIrq:
+    """One NIC queue interrupt line and the CPUs that serve it."""
+
+    iface: str | None  # None when the IRQ name could not be tied to an interface
+    queue: int | None
+    irq: int
+    name: str
+    direction: str  # "txrx" | "tx" | "rx" | "other"
+    cpus: tuple[int, ...]  # CPUs that serve it (see sources.interrupts.serving_cpus)
+    basis: str  # how `cpus` was decided: "delta" | "affinity" | "total"
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "iface": self.iface,
+            "queue": self.queue,
+            "irq": self.irq,
+            "name": self.name,
+            "direction": self.direction,
+            "cpus": list(self.cpus),
+            "basis": self.basis,
+        }
+
+
+@dataclass(frozen=True)
+class PrecedingEpisode:
+    cpu: int
+    start: float
+    end: float
+    lead_s: float  # event time − episode end, clamped at 0 while the episode still runs
+    serves_queue: bool | None
+    peak_pct: float | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "cpu": self.cpu,
+            "start": round(self.start, 3),
+            "end": round(self.end, 3),
+            "lead_s": round(self.lead_s, 3),
+            "serves_queue": self.serves_queue,
+            "peak_pct": None if self.peak_pct is None else round(self.peak_pct, 2),
+        }
+
+
+@dataclass(frozen=True)
+class Incident:
+    event: KernelEvent
+    preceding: tuple[PrecedingEpisode, ...]
+    related: tuple[KernelEvent, ...] = ()  # later lines of the same burst (same device)
+
+    @property
+    def nearest(self) -> PrecedingEpisode | None:
+        return min(self.preceding, key=lambda p: (p.lead_s, p.cpu), default=None)
+
+
+@dataclass(frozen=True)
+class CorrelationSummary:
+    events: int
+    preceded: int
+    preceded_fraction: float | None
+    base_rate: float | None
+    base_samples: int
+    median_lead_s: float | None
+    top_cpu: int | None
+    top_cpu_count: int
+    serves_queue_fraction: float | None
+    p_value: float | None  # P(≥ preceded | base_rate), one-sided binomial
+    window_s: float
+
+    def to_json(self) -> dict[str, Any]:
+        def r(x: float | None, n: int = 4) -> float | None:
+            return None if x is None else round(x, n)
+
+        return {
+            "events": self.events,
+            "preceded": self.preceded,
+            "preceded_fraction": r(self.preceded_fraction),
+            "base_rate": r(self.base_rate),
+            "base_samples": self.base_samples,
+            "lift": r(self.preceded_fraction / self.base_rate)
+            if self.preceded_fraction is not None and self.base_rate
+            else None,
+            "p_value": r(self.p_value, 6),
+            "median_lead_s": r(self.median_lead_s, 3),
+            "top_cpu": self.top_cpu,
+            "top_cpu_count": self.top_cpu_count,
+            "serves_queue_fraction": r(self.serves_queue_fraction),
+            "window_s": self.window_s,
+        }

@@ -1,0 +1,134 @@
+"""NIC counters (ethtool -S, sysfs statistics, per-queue tx_timeout), the NIC queue interrupt
+map and NET_RX/NET_TX softirqs per core, every netdev_interval_s (5 s by default)."""
+
+from __future__ import annotations
+
+from corescope.model.common import SensorStatus
+from corescope.model.events import QueueIrq
+from corescope.sensors.base import Sensor, SensorEnv
+from corescope.sources import interrupts as irqs
+from corescope.sources import netdev
+from corescope.store import events as store_events
+from corescope.store.db import Store
+
+# counters worth keeping as a series (everything else is only diffed for events)
+_KEEP = set(netdev.TRIGGERS) | {"interface_down", "interface_up", "tx_errors", "rx_errors",
+                                "tx_dropped", "rx_dropped", "tx_carrier_errors"}
+IRQ_MAP_EVERY_S = 60.0
+ETHTOOL_RETRY_TICKS = 60
+
+
+class NetdevSensor(Sensor):
+    name = "netdev"
+
+    def __init__(self, env: SensorEnv) -> None:
+        super().__init__(env)
+        self.interval_s = env.options.netdev_interval_s
+        self._store: Store | None = None
+        self._prev: dict[str, netdev.NicCounters] = {}
+        self._no_ethtool: dict[str, int] = {}  # iface → ticks until retry
+        self._prev_irq: irqs.Interrupts | None = None
+        self._prev_soft: dict[str, dict[int, int]] | None = None
+        self._prev_mono = 0.0
+        self._last_map: list[tuple] | None = None
+        self._last_map_wall = 0.0
+        self.notes: list[str] = []
+
+    def open(self, store: Store) -> SensorStatus:
+        self._store = store
+        ifaces = netdev.list_ifaces(self.env.root)
+        parts = [f"{len(ifaces)} interfaces ({', '.join(ifaces) or 'none'}) every "
+                 f"{self.interval_s:g}s"]
+        if self.env.runner.which("ethtool") is None:
+            parts.append("ethtool not found: driver counters not measured (install ethtool)")
+        else:
+            for iface in ifaces:
+                stats, why = netdev.read_ethtool(self.env.runner, iface)
+                if stats is None:
+                    self._no_ethtool[iface] = ETHTOOL_RETRY_TICKS
+                    parts.append(why)
+        try:
+            self._prev_irq = irqs.parse_proc_interrupts(
+                self.env.root.read_text("/proc/interrupts"))
+        except OSError as exc:
+            parts.append(f"/proc/interrupts unreadable ({exc.strerror}): no interrupt map")
+        if not ifaces and self._prev_irq is None:
+            return SensorStatus(self.name, False, "no network interfaces and no "
+                                "/proc/interrupts: NIC counters not measured")
+        self.tick_counters(0.0, first=True)
+        return SensorStatus(self.name, True, "; ".join(parts))
+
+    def _read(self, iface: str) -> netdev.NicCounters:
+        driver, device = netdev.iface_driver_device(self.env.root, iface)
+        stats: dict[str, int] = {}
+        left = self._no_ethtool.get(iface)
+        if left is None:
+            got, _why = netdev.read_ethtool(self.env.runner, iface)
+            if got is None:
+                self._no_ethtool[iface] = ETHTOOL_RETRY_TICKS
+            else:
+                stats = got
+        elif left <= 0:
+            del self._no_ethtool[iface]
+        else:
+            self._no_ethtool[iface] = left - 1
+        sys_stats, timeouts = netdev.read_sys(self.env.root, iface)
+        return netdev.NicCounters(iface=iface, driver=driver, device=device, ethtool=stats,
+                                  sys=sys_stats, tx_timeouts=timeouts)
+
+    def tick_counters(self, wall: float, first: bool = False) -> None:
+        assert self._store is not None
+        events = []
+        for iface in netdev.list_ifaces(self.env.root):
+            cur = self._read(iface)
+            prev = self._prev.get(iface)
+            if prev is not None and not first:
+                events.extend(netdev.counter_events(prev, cur, wall))
+            self._prev[iface] = cur
+            if not first:
+                keep = {k: v for k, v in cur.ethtool.items() if k in _KEEP}
+                keep.update({f"sys.{k}": v for k, v in cur.sys.items() if k in _KEEP})
+                keep.update({f"tx-{q}.tx_timeout": v for q, v in cur.tx_timeouts.items()})
+                store_events.insert_counters(self._store, wall, iface, keep)
+        if events:
+            store_events.insert_events(self._store, events)
+
+    def tick(self, wall: float, mono: float) -> None:
+        assert self._store is not None
+        self.tick_counters(wall)
+        root = self.env.root
+        try:
+            cur = irqs.parse_proc_interrupts(root.read_text("/proc/interrupts"))
+        except OSError:
+            cur = None
+        if cur is not None:
+            ifaces = set(netdev.list_ifaces(root))
+            devmap = irqs.dev_to_iface_map(root)
+            rows = {r.irq for r in cur.rows}
+            affinity = {irq: irqs.read_affinity(root, irq) for irq in rows}
+            qmap = irqs.queue_map(cur, self._prev_irq, devmap, affinity, ifaces)
+            self._maybe_store_map(wall, qmap)
+            self._prev_irq = cur
+        try:
+            soft, _ = irqs.parse_softirqs(root.read_text("/proc/softirqs"))
+        except OSError:
+            soft = None
+        if soft is not None:
+            if self._prev_soft is not None and self._prev_mono:
+                d = irqs.softirq_delta(self._prev_soft, soft)
+                store_events.insert_softirqs(self._store, wall, mono - self._prev_mono,
+                                             d.get("NET_RX", {}), d.get("NET_TX", {}))
+            self._prev_soft, self._prev_mono = soft, mono
+
+    def _maybe_store_map(self, wall: float, qmap: list[QueueIrq]) -> None:
+        """A snapshot when who-serves-what changed, and once a minute anyway."""
+        assert self._store is not None
+        key = [(q.iface, q.queue, q.irq, q.cpus) for q in qmap]
+        if key != self._last_map or wall - self._last_map_wall >= IRQ_MAP_EVERY_S:
+            if qmap:
+                store_events.insert_irq_map(self._store, wall, qmap)
+            self._last_map, self._last_map_wall = key, wall
+
+
+def build(env: SensorEnv) -> list[Sensor]:
+    return [NetdevSensor(env)]

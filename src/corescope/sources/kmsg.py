@@ -1,0 +1,505 @@
+"""The kernel log: /dev/kmsg records, saved logs (dmesg, journalctl -k -o json), and the clock
+that puts kernel timestamps on the wall-clock timeline.
+
+Parsers are pure and total: bytes or text in, records plus diagnostics out, never an
+exception for bad content. The live reader takes a `read(n)` callable so that tests can drive
+it with a fake descriptor that raises EPIPE where the kernel would.
+"""
+
+from __future__ import annotations
+
+import errno
+import json
+import os
+import re
+import select
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from datetime import datetime
+
+from corescope.model.common import Diagnostic
+from corescope.model.events import _NO_META, KmsgRecord
+from corescope.rootfs import Root
+
+# A /dev/kmsg read returns exactly one record; the kernel refuses (EINVAL) a buffer shorter
+# than the record, and records are at most CONSOLE_EXT_LOG_MAX (8 KiB) long.
+READ_SIZE = 16384
+
+_ESCAPE = re.compile(rb"\\x([0-9a-fA-F]{2})")
+
+
+def unescape(data: bytes) -> str:
+    """/dev/kmsg escapes non-printable bytes and the backslash itself as `\\xNN`."""
+    if b"\\x" in data:
+        data = _ESCAPE.sub(lambda m: bytes((int(m.group(1), 16),)), data)
+    return data.decode("utf-8", errors="replace")
+
+
+# ---------------------------------------------------------------------------------------------
+# /dev/kmsg records
+
+
+def parse_kmsg_record(data: bytes, source: str = "/dev/kmsg"
+                      ) -> tuple[KmsgRecord | None, list[Diagnostic]]:
+    """One record: `prio,seq,usec,flag[,more];message` then ` KEY=value` continuation lines."""
+    diags: list[Diagnostic] = []
+    if not isinstance(data, bytes | bytearray):
+        return None, [Diagnostic(source, f"not bytes: {type(data).__name__}")]
+    head, _, rest = bytes(data).partition(b"\n")
+    prefix, sep, msg = head.partition(b";")
+    if not sep:
+        return None, [Diagnostic(source, f"no ';' in record header: {head[:60]!r}")]
+    parts = prefix.split(b",")
+    if len(parts) < 3:
+        return None, [Diagnostic(source, f"short record header: {prefix[:60]!r}")]
+    try:
+        prio = int(parts[0])
+        seq = int(parts[1])
+        usec = int(parts[2])
+    except ValueError:
+        return None, [Diagnostic(source, f"unreadable record header: {prefix[:60]!r}")]
+    if prio < 0 or seq < 0 or usec < 0:
+        return None, [Diagnostic(source, f"negative field in record header: {prefix[:60]!r}")]
+    flags = parts[3].decode("ascii", errors="replace") if len(parts) > 3 else ""
+    meta: dict[str, str] = {}
+    for line in rest.split(b"\n"):
+        if not line:
+            continue
+        if not line.startswith(b" "):
+            diags.append(Diagnostic(source, f"continuation line without space: {line[:60]!r}"))
+            continue
+        key, eq, value = line[1:].partition(b"=")
+        if not eq:
+            diags.append(Diagnostic(source, f"continuation line without '=': {line[:60]!r}"))
+            continue
+        meta[unescape(key)] = unescape(value)
+    rec = KmsgRecord(
+        message=unescape(msg), usec=usec, seq=seq, level=prio & 7, facility=prio >> 3,
+        flags=flags, dict_=meta, source="kmsg",
+    )
+    return rec, diags
+
+
+def parse_kmsg_dump(data: bytes, source: str = "kmsg dump"
+                    ) -> tuple[list[KmsgRecord], list[Diagnostic]]:
+    """Many records back to back, as `cat /dev/kmsg > file` saves them."""
+    records: list[KmsgRecord] = []
+    diags: list[Diagnostic] = []
+    chunk: list[bytes] = []
+
+    def flush() -> None:
+        if chunk:
+            rec, d = parse_kmsg_record(b"\n".join(chunk), source)
+            diags.extend(d)
+            if rec is not None:
+                records.append(rec)
+            chunk.clear()
+
+    for line in data.split(b"\n"):
+        if line.startswith(b" ") and chunk:
+            chunk.append(line)
+            continue
+        flush()
+        if line:
+            chunk.append(line)
+    flush()
+    return records, diags
+
+
+# ---------------------------------------------------------------------------------------------
+# Saved logs: dmesg text and journalctl -k -o json
+
+# `[  123.456789] msg`, optionally after `<6>` (dmesg -r) and `kern  :err   : ` (dmesg -x).
+_DMESG = re.compile(
+    rb"^(?:<(?P<prio>\d{1,4})>)?(?:(?P<fac>[a-z]+)\s*:(?P<lvl>[a-z]+)\s*:\s)?"
+    rb"\[\s*(?P<sec>\d+)\.(?P<frac>\d{1,9})\]\s?(?P<msg>.*)$"
+)
+# `dmesg -T`: `[Sun Nov 29 19:36:54 2026] msg` (local time)
+_DMESG_CTIME = re.compile(
+    rb"^(?:<(?P<prio>\d{1,4})>)?\[(?P<ts>[A-Z][a-z]{2} [A-Z][a-z]{2} [ \d]\d "
+    rb"\d\d:\d\d:\d\d \d{4})\]\s?(?P<msg>.*)$"
+)
+# `dmesg --time-format iso`: `2026-11-29T19:36:54,123456+00:00 msg`
+_DMESG_ISO = re.compile(
+    rb"^(?:<(?P<prio>\d{1,4})>)?(?P<ts>\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:[,.]\d+)?"
+    rb"(?:[+-]\d\d:?\d\d|Z))\s(?P<msg>.*)$"
+)
+# syslog's kern.log: `Nov 29 19:36:54 host kernel: [  123.456789] msg`
+_SYSLOG = re.compile(rb"^[A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d \S+ kernel: (?P<rest>.*)$")
+
+_LEVELS = {"emerg": 0, "alert": 1, "crit": 2, "err": 3, "warn": 4, "notice": 5, "info": 6,
+           "debug": 7}
+
+
+_FAST = re.compile(rb"\[\s*(\d+)\.(\d{6})\] ?(.*)$")  # the common `[  123.456789] msg`
+
+
+def parse_dmesg(data: str | bytes, source: str = "dmesg"
+                ) -> tuple[list[KmsgRecord], list[Diagnostic]]:
+    """`dmesg` (plain, -r, -x, -T, --time-format iso) or kern.log text. A line without a
+    timestamp continues the record before it (multi-line messages)."""
+    if isinstance(data, str):
+        data = data.encode("utf-8", errors="replace")
+    records: list[KmsgRecord] = []
+    diags: list[Diagnostic] = []
+    # the record being built: its lines and header (kept in locals: this loop sees millions)
+    lines: list[str] | None = None
+    usec: int | None = None
+    wall: float | None = None
+    level: int | None = None
+    facility: int | None = None
+    append = records.append
+    fast = _FAST.match
+    for lineno, raw_line in enumerate(data.split(b"\n"), 1):
+        line = raw_line.rstrip(b"\r")
+        m = fast(line)
+        if m is not None:
+            if lines is not None:
+                append(KmsgRecord("\n".join(lines), usec, None, level, facility, "", _NO_META,
+                                  wall, "dmesg"))
+            usec = int(m.group(1)) * 1_000_000 + int(m.group(2))
+            lines = [m.group(3).decode("utf-8", errors="replace")]
+            wall = level = facility = None
+            continue
+        if not line.strip():
+            continue
+        header = _dmesg_header(line, diags, source, lineno)
+        if header is None:
+            if lines is not None:
+                lines.append(line.strip().decode("utf-8", errors="replace"))
+            else:
+                diags.append(Diagnostic(source, f"line without timestamp: {line[:60]!r}", lineno))
+                # kept, not dropped: a record with no clock
+                lines = [line.decode("utf-8", errors="replace")]
+                usec = wall = level = facility = None
+            continue
+        if lines is not None:
+            append(KmsgRecord("\n".join(lines), usec, None, level, facility, "", _NO_META,
+                              wall, "dmesg"))
+        msg, usec, wall, level, facility = header
+        lines = [msg]
+    if lines is not None:
+        append(KmsgRecord("\n".join(lines), usec, None, level, facility, "", _NO_META, wall,
+                          "dmesg"))
+    return records, diags
+
+
+def _dmesg_header(line: bytes, diags: list[Diagnostic], source: str, lineno: int
+                  ) -> tuple[str, int | None, float | None, int | None, int | None] | None:
+    """(message, usec, wall, level, facility) for the less common stamp forms, else None."""
+    m = _SYSLOG.match(line)
+    if m:
+        line = m.group("rest")
+    usec: int | None = None
+    wall: float | None = None
+    level: int | None = None
+    facility: int | None = None
+    m = _DMESG.match(line)
+    if m:
+        frac = m.group("frac").decode()
+        usec = int(m.group("sec")) * 1_000_000 + int((frac + "000000")[:6])
+        if m.group("lvl") is not None:
+            level = _LEVELS.get(m.group("lvl").decode())
+    else:
+        m = _DMESG_CTIME.match(line)
+        if m:
+            try:
+                # dmesg -T prints local time; this assumes the log came from this timezone
+                wall = time.mktime(
+                    time.strptime(m.group("ts").decode(), "%a %b %d %H:%M:%S %Y"))
+            except (ValueError, OverflowError):
+                diags.append(Diagnostic(source, "unreadable ctime stamp", lineno))
+        else:
+            m = _DMESG_ISO.match(line)
+            if not m:
+                return None
+            try:
+                wall = datetime.fromisoformat(
+                    m.group("ts").decode().replace(",", ".").replace("Z", "+00:00")
+                ).timestamp()
+            except ValueError:
+                diags.append(Diagnostic(source, "unreadable ISO stamp", lineno))
+    prio = m.group("prio")
+    if prio is not None:
+        p = int(prio)
+        level, facility = p & 7, p >> 3
+    return m.group("msg").decode("utf-8", errors="replace"), usec, wall, level, facility
+
+
+def parse_journal_json(data: str | bytes, source: str = "journal"
+                       ) -> tuple[list[KmsgRecord], list[Diagnostic]]:
+    """`journalctl -k -o json` (one object per line; json-pretty and arrays also read).
+
+    The kernel's own clock is `_SOURCE_MONOTONIC_TIMESTAMP`; journald's receive time
+    `__REALTIME_TIMESTAMP` gives the wall clock directly."""
+    if isinstance(data, bytes):
+        data = data.decode("utf-8", errors="replace")
+    records: list[KmsgRecord] = []
+    diags: list[Diagnostic] = []
+    dec = json.JSONDecoder()
+    text = data.replace("\x1e", "\n")  # json-seq record separators
+    pos = 0
+    n = 0
+    while True:
+        while pos < len(text) and text[pos] in " \t\r\n,[]":
+            pos += 1
+        if pos >= len(text):
+            break
+        try:
+            obj, end = dec.raw_decode(text, pos)
+        except (ValueError, RecursionError):
+            nl = text.find("\n", pos)
+            diags.append(Diagnostic(source, f"unreadable JSON at offset {pos}"))
+            if nl < 0:
+                break
+            pos = nl + 1
+            continue
+        pos = end
+        n += 1
+        if not isinstance(obj, dict):
+            diags.append(Diagnostic(source, f"entry {n} is not an object"))
+            continue
+        rec = _journal_record(obj)
+        if rec is None:
+            diags.append(Diagnostic(source, f"entry {n} has no MESSAGE"))
+            continue
+        records.append(rec)
+    return records, diags
+
+
+def _journal_record(obj: dict) -> KmsgRecord | None:
+    msg = obj.get("MESSAGE")
+    if isinstance(msg, list):  # non-UTF-8 messages come as byte arrays
+        try:
+            msg = bytes(int(b) & 0xFF for b in msg).decode("utf-8", errors="replace")
+        except (TypeError, ValueError):
+            return None
+    if not isinstance(msg, str):
+        return None
+
+    def num(key: str) -> int | None:
+        v = obj.get(key)
+        try:
+            return int(v) if v is not None else None
+        except (TypeError, ValueError):
+            return None
+
+    realtime = num("__REALTIME_TIMESTAMP")
+    meta = {}
+    for k in ("_KERNEL_DEVICE", "_KERNEL_SUBSYSTEM", "_BOOT_ID", "_TRANSPORT"):
+        if isinstance(obj.get(k), str):
+            meta[k.lstrip("_").replace("KERNEL_", "")] = obj[k]
+    return KmsgRecord(
+        message=msg, usec=num("_SOURCE_MONOTONIC_TIMESTAMP"), level=num("PRIORITY"),
+        facility=num("SYSLOG_FACILITY"), dict_=meta,
+        wall=realtime / 1e6 if realtime is not None else None, source="journal",
+    )
+
+
+_KMSG_HEAD = re.compile(rb"^\d+,\d+,\d+,")
+
+
+def parse_saved_log(data: str | bytes, source: str = "file"
+                    ) -> tuple[list[KmsgRecord], list[Diagnostic]]:
+    """Any saved kernel log: journal JSON, a raw /dev/kmsg dump, or dmesg text."""
+    if isinstance(data, str):
+        data = data.encode("utf-8", errors="replace")
+    stripped = data.lstrip()
+    first = stripped.split(b"\n", 1)[0]
+    is_dmesg = bool(_DMESG.match(first) or _DMESG_CTIME.match(first))
+    if not is_dmesg and stripped[:1] in (b"{", b"[", b"\x1e"):
+        return parse_journal_json(data, source)
+    if _KMSG_HEAD.match(data.lstrip(b"\n")):
+        return parse_kmsg_dump(data, source)
+    return parse_dmesg(data, source)
+
+
+# ---------------------------------------------------------------------------------------------
+# The clock: kernel usec since boot → wall time
+
+
+@dataclass(frozen=True)
+class ClockAnchor:
+    """wall = usec / 1e6 + offset_s. `error_s` bounds the anchoring itself."""
+
+    offset_s: float
+    error_s: float
+    method: str  # "monotonic" | "marker" | "boot_id" (saved logs of this boot)
+    taken_wall: float
+
+    def wall_of(self, usec: int) -> float:
+        return usec / 1e6 + self.offset_s
+
+
+def anchor_clock(clock: int = time.CLOCK_MONOTONIC, tries: int = 5,
+                 skew_s: float = 0.0) -> ClockAnchor:
+    """Read the wall clock on both sides of `clock` and keep the tightest pair.
+
+    printk stamps with local_clock(), which tracks CLOCK_MONOTONIC (neither counts suspend);
+    `skew_s` is kmsg − CLOCK_MONOTONIC as a marker measured it (see calibrate_with_marker)."""
+    best: tuple[float, float, float] | None = None
+    for _ in range(max(1, tries)):
+        w1 = time.time()
+        m = time.clock_gettime(clock)
+        w2 = time.time()
+        if best is None or w2 - w1 < best[1] - best[0]:
+            best = (w1, w2, m)
+    assert best is not None
+    w1, w2, m = best
+    return ClockAnchor(offset_s=(w1 + w2) / 2 - m - skew_s, error_s=(w2 - w1) / 2,
+                       method="monotonic", taken_wall=w2)
+
+
+@dataclass(frozen=True)
+class MarkerCalibration:
+    anchor: ClockAnchor
+    skew_s: float  # kmsg clock − CLOCK_MONOTONIC at the marker
+    usec: int
+    seq: int | None
+
+
+def calibrate_with_marker(root: Root | None = None, timeout_s: float = 1.0,
+                          label: str = "clock anchor") -> MarkerCalibration | None:
+    """Write a marker record to /dev/kmsg and read back the kernel's own stamp for it.
+
+    Needs write access to /dev/kmsg (root). Returns None when it cannot write or the marker
+    does not come back (e.g. printk_devkmsg=off). Each call opens a fresh writer: the kernel
+    rate-limits writes per open file."""
+    root = root or Root()
+    path = str(root.path("/dev/kmsg"))
+    nonce = uuid.uuid4().hex[:12]
+    try:
+        rfd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    except OSError:
+        return None
+    try:
+        os.lseek(rfd, 0, os.SEEK_END)
+        try:
+            wfd = os.open(path, os.O_WRONLY)
+        except OSError:
+            return None
+        try:
+            w1 = time.time()
+            m1 = time.clock_gettime(time.CLOCK_MONOTONIC)
+            os.write(wfd, f"<6>corescope: {label} {nonce}\n".encode())
+            m2 = time.clock_gettime(time.CLOCK_MONOTONIC)
+            w2 = time.time()
+        except OSError:
+            return None
+        finally:
+            os.close(wfd)
+        reader = KmsgReader(lambda n: os.read(rfd, n))
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            for rec in reader.read_available():
+                if nonce in rec.message and rec.usec is not None:
+                    k = rec.usec / 1e6
+                    anchor = ClockAnchor(offset_s=(w1 + w2) / 2 - k, error_s=(w2 - w1) / 2,
+                                         method="marker", taken_wall=w2)
+                    return MarkerCalibration(anchor, skew_s=k - (m1 + m2) / 2, usec=rec.usec,
+                                             seq=rec.seq)
+            select.select([rfd], [], [], 0.05)
+        return None
+    finally:
+        os.close(rfd)
+
+
+def wall_times(records: list[KmsgRecord], anchor: ClockAnchor | None) -> list[float | None]:
+    """The wall time of each record: its own wall clock, else the anchor, else None."""
+    out: list[float | None] = []
+    for r in records:
+        if r.wall is not None:
+            out.append(r.wall)
+        elif r.usec is not None and anchor is not None:
+            out.append(anchor.wall_of(r.usec))
+        else:
+            out.append(None)
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# The live reader
+
+
+class KmsgReader:
+    """Reads records through `read(n)` (one record per call, as /dev/kmsg returns them).
+
+    EPIPE means the kernel overwrote records we had not read yet; the next read returns the
+    oldest record still held, and the sequence gap says how many were lost. Any other gap is
+    counted the same way. EAGAIN ends a batch (non-blocking descriptor)."""
+
+    def __init__(self, read: Callable[[int], bytes], source: str = "/dev/kmsg") -> None:
+        self._read = read
+        self.source = source
+        self.last_seq: int | None = None
+        self.lost_records = 0
+        self.epipe_count = 0
+        self.diagnostics: list[Diagnostic] = []
+        self.eof = False
+
+    def _diag(self, msg: str) -> None:
+        if len(self.diagnostics) < 100:  # bounded: a bad stream must not grow memory
+            self.diagnostics.append(Diagnostic(self.source, msg))
+
+    def read_available(self, max_records: int = 10_000) -> list[KmsgRecord]:
+        out: list[KmsgRecord] = []
+        while len(out) < max_records:
+            try:
+                data = self._read(READ_SIZE)
+            except BlockingIOError:
+                break
+            except InterruptedError:
+                continue
+            except OSError as exc:
+                if exc.errno == errno.EPIPE:
+                    self.epipe_count += 1
+                    continue
+                if exc.errno == errno.EAGAIN:
+                    break
+                self._diag(f"read failed: {exc}")
+                break
+            if not data:
+                self.eof = True
+                break
+            rec, diags = parse_kmsg_record(data, self.source)
+            for d in diags:
+                self._diag(d.message)
+            if rec is None:
+                continue
+            self._account(rec)
+            out.append(rec)
+        return out
+
+    def _account(self, rec: KmsgRecord) -> None:
+        seq = rec.seq
+        if seq is None:
+            return
+        if self.last_seq is not None:
+            if seq > self.last_seq + 1:
+                self.lost_records += seq - self.last_seq - 1
+            elif seq <= self.last_seq:
+                self._diag(f"sequence went back from {self.last_seq} to {seq}")
+        self.last_seq = seq
+
+    def __iter__(self) -> Iterator[KmsgRecord]:
+        while not self.eof:
+            batch = self.read_available()
+            if not batch:
+                return
+            yield from batch
+
+
+def open_kmsg(root: Root | None = None, from_end: bool = True) -> int:
+    """A non-blocking descriptor on /dev/kmsg, positioned after the newest record (from_end)
+    or at the oldest record the kernel still holds. Raises OSError (the caller says why)."""
+    root = root or Root()
+    fd = os.open(str(root.path("/dev/kmsg")), os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    if from_end:
+        try:
+            os.lseek(fd, 0, os.SEEK_END)
+        except OSError:
+            os.close(fd)
+            raise
+    return fd

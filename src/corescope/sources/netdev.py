@@ -1,0 +1,169 @@
+"""NIC counters: `ethtool -S IFACE`, /sys/class/net/*/statistics and the per-queue
+`queues/tx-N/tx_timeout`. Increases of the counters that mean a stall or a reset become
+events, which catches resets whose log lines were lost (EPIPE, rate limits, a full ring)."""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass, field
+
+from corescope.model.common import Diagnostic
+from corescope.model.events import KernelEvent
+from corescope.rootfs import Root
+from corescope.runner import Runner, ToolMissing
+
+# ethtool -S counter → (event kind, fields). ENA names first (INCIDENT.md), then per-queue
+# forms. Aggregates that double a per-queue counter (virtio's tx_tx_timeouts) are left out.
+TRIGGERS: dict[str, tuple[str, dict[str, object]]] = {
+    "tx_timeout": ("nic_tx_timeout", {}),
+    "wd_expired": ("nic_keepalive_timeout", {}),
+    "total_resets": ("nic_reset", {"stage": "counted"}),
+    "reset_fail": ("nic_reset", {"stage": "failed"}),
+    "missing_tx_cmpl": ("nic_tx_stall", {"signal": "missing_tx_cmpl"}),
+    "suspected_poll_starvation": ("nic_tx_stall", {"signal": "suspected_poll_starvation"}),
+}
+_PER_QUEUE = [
+    # ENA: queue_5_tx_missed_tx
+    (re.compile(r"^queue_(\d+)_tx_missed_tx$"), "nic_tx_stall", {"signal": "missing_tx_cmpl"}),
+    # virtio_net: tx0_tx_timeouts
+    (re.compile(r"^tx(\d+)_tx_timeouts$"), "nic_tx_timeout", {}),
+]
+
+
+@dataclass(frozen=True)
+class NicCounters:
+    """One reading of one interface's counters."""
+
+    iface: str
+    driver: str | None = None
+    device: str | None = None
+    ethtool: dict[str, int] = field(default_factory=dict)
+    sys: dict[str, int] = field(default_factory=dict)
+    tx_timeouts: dict[int, int] = field(default_factory=dict)  # queues/tx-N/tx_timeout
+
+
+def parse_ethtool_stats(text: str, source: str = "ethtool -S"
+                        ) -> tuple[dict[str, int], list[Diagnostic]]:
+    """`NIC statistics:` then `     name: value` lines. Never raises on content."""
+    stats: dict[str, int] = {}
+    diags: list[Diagnostic] = []
+    if not isinstance(text, str):
+        return stats, [Diagnostic(source, "not text")]
+    for lineno, line in enumerate(text.splitlines(), 1):
+        s = line.strip()
+        if not s or s.endswith("statistics:") or s == "NIC statistics:":
+            continue
+        name, sep, value = s.rpartition(":")
+        name, value = name.strip(), value.strip()
+        if not sep or not name:
+            diags.append(Diagnostic(source, f"not a counter line: {s[:60]!r}", lineno))
+            continue
+        try:
+            stats[name] = int(value)
+        except ValueError:
+            diags.append(Diagnostic(source, f"not a number for {name[:40]!r}", lineno))
+    if not stats:
+        diags.append(Diagnostic(source, "no counters found"))
+    return stats, diags
+
+
+def read_ethtool(runner: Runner, iface: str) -> tuple[dict[str, int] | None, str]:
+    """(stats, "") or (None, why not)."""
+    try:
+        res = runner.run(["ethtool", "-S", iface], timeout=5.0)
+    except ToolMissing:
+        return None, "ethtool not found: install ethtool for driver counters"
+    if not res.ok:
+        why = (res.stderr or res.stdout).strip().splitlines()
+        return None, f"ethtool -S {iface}: {why[0] if why else 'failed'}"
+    stats, _ = parse_ethtool_stats(res.stdout)
+    return (stats, "") if stats else (None, f"ethtool -S {iface}: no counters")
+
+
+def _read_int(path: os.PathLike[str] | str) -> int | None:
+    try:
+        with open(path) as f:
+            return int(f.read().strip())
+    except (OSError, ValueError):
+        return None
+
+
+def list_ifaces(root: Root) -> list[str]:
+    try:
+        names = sorted(os.listdir(root.path("/sys/class/net")))
+    except OSError:
+        return []
+    return [n for n in names if n != "lo"]
+
+
+def iface_driver_device(root: Root, iface: str) -> tuple[str | None, str | None]:
+    """(driver, bus id) from the sysfs links, e.g. ("virtio_net", "virtio2") or
+    ("ena", "0000:00:05.0"); (None, None) for virtual interfaces."""
+    base = root.path(f"/sys/class/net/{iface}/device")
+    try:
+        device = os.path.basename(os.path.realpath(base)) if base.exists() else None
+        drv = base / "driver"
+        driver = os.path.basename(os.readlink(drv)) if drv.exists() else None
+    except OSError:
+        return None, None
+    return driver, device
+
+
+def read_sys(root: Root, iface: str) -> tuple[dict[str, int], dict[int, int]]:
+    """(/sys/class/net/IF/statistics/*, {queue: tx_timeout})."""
+    stats: dict[str, int] = {}
+    sdir = root.path(f"/sys/class/net/{iface}/statistics")
+    try:
+        for name in os.listdir(sdir):
+            v = _read_int(sdir / name)
+            if v is not None:
+                stats[name] = v
+    except OSError:
+        pass
+    timeouts: dict[int, int] = {}
+    qdir = root.path(f"/sys/class/net/{iface}/queues")
+    try:
+        for q in os.listdir(qdir):
+            if q.startswith("tx-") and q[3:].isdigit():
+                v = _read_int(qdir / q / "tx_timeout")
+                if v is not None:
+                    timeouts[int(q[3:])] = v
+    except OSError:
+        pass
+    return stats, timeouts
+
+
+def counter_events(prev: NicCounters, cur: NicCounters, wall: float) -> list[KernelEvent]:
+    """Events for each trigger counter that went up between two readings. A counter that went
+    down (driver reload) is a new baseline, not an event."""
+    out: list[KernelEvent] = []
+
+    def emit(kind: str, counter: str, delta: int, value: int, source: str,
+             extra: dict[str, object], queue: int | None = None) -> None:
+        fields: dict[str, object] = {"iface": cur.iface, "counter": counter, "delta": delta,
+                                     "value": value, **extra}
+        if queue is not None:
+            fields["queue"] = queue
+        raw = f"{cur.iface}: {counter} +{delta} (now {value})"
+        out.append(KernelEvent(time=wall, kind=kind, raw=raw, driver=cur.driver,
+                               device=cur.device, fields=fields, source=source))
+
+    for name, value in cur.ethtool.items():
+        before = prev.ethtool.get(name)
+        if before is None or value <= before:
+            continue
+        if name in TRIGGERS:
+            kind, extra = TRIGGERS[name]
+            emit(kind, name, value - before, value, "ethtool", extra)
+            continue
+        for pattern, kind, extra in _PER_QUEUE:
+            m = pattern.match(name)
+            if m:
+                emit(kind, name, value - before, value, "ethtool", extra, int(m.group(1)))
+                break
+    for q, value in cur.tx_timeouts.items():
+        before = prev.tx_timeouts.get(q)
+        if before is not None and value > before:
+            emit("nic_tx_timeout", f"tx-{q}/tx_timeout", value - before, value, "sysfs", {}, q)
+    return out

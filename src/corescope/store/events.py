@@ -1,0 +1,210 @@
+"""Kernel events, kmsg loss accounting, clock anchors, NIC queue IRQ maps, NET softirqs and
+NIC counters."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterable, Sequence
+
+from corescope.model.events import KernelEvent, QueueIrq
+from corescope.store.db import Store
+
+DDL = """
+CREATE TABLE IF NOT EXISTS kernel_events (
+    id INTEGER PRIMARY KEY,
+    time REAL NOT NULL,          -- wall clock, UTC epoch seconds
+    stored_at REAL NOT NULL,     -- wall clock when it reached the store
+    mono_usec INTEGER,           -- the kernel's own stamp (usec since boot)
+    boot_id TEXT,
+    seq INTEGER,
+    kind TEXT NOT NULL,
+    driver TEXT,
+    device TEXT,
+    fields TEXT NOT NULL,        -- JSON object
+    lab INTEGER NOT NULL DEFAULT 0,
+    level INTEGER,
+    source TEXT NOT NULL,
+    raw TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS kernel_events_time ON kernel_events(time);
+-- a record read twice (recorder restarted) is stored once
+CREATE UNIQUE INDEX IF NOT EXISTS kernel_events_boot_seq ON kernel_events(boot_id, seq)
+    WHERE seq IS NOT NULL AND boot_id IS NOT NULL;
+-- the kernel log sensor's own record: lost records (loss) and clock anchors (anchor)
+CREATE TABLE IF NOT EXISTS kmsg_log (
+    time REAL NOT NULL,
+    what TEXT NOT NULL,          -- 'loss' | 'anchor'
+    lost INTEGER,                -- loss: records overwritten before we read them (seq gap)
+    epipe INTEGER,               -- loss: EPIPE returns seen
+    method TEXT,                 -- anchor: monotonic | marker
+    offset_s REAL,               -- anchor: wall = usec/1e6 + offset_s
+    error_s REAL,
+    skew_s REAL                  -- anchor: kmsg clock - CLOCK_MONOTONIC (marker measured)
+);
+CREATE TABLE IF NOT EXISTS irq_map (
+    time REAL NOT NULL,
+    iface TEXT,
+    queue INTEGER,
+    irq INTEGER NOT NULL,
+    name TEXT NOT NULL,
+    direction TEXT NOT NULL,
+    cpus TEXT NOT NULL,          -- JSON list
+    basis TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS softirq_samples (
+    time REAL NOT NULL,
+    interval_s REAL NOT NULL,
+    net_rx TEXT NOT NULL,        -- JSON {cpu: delta}
+    net_tx TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS nic_counters (
+    time REAL NOT NULL,
+    iface TEXT NOT NULL,
+    counters TEXT NOT NULL       -- JSON {name: value}
+);
+"""
+
+_COLS = "id, time, mono_usec, seq, kind, driver, device, fields, lab, level, source, raw"
+
+
+def retain(store: Store, cutoff_wall: float) -> None:
+    with store.write() as c:
+        for table in ("kernel_events", "kmsg_log", "irq_map",
+                      "softirq_samples", "nic_counters"):
+            c.execute(f"DELETE FROM {table} WHERE time < ?", (cutoff_wall,))
+
+
+def insert_events(store: Store, events: Iterable[KernelEvent], boot_id: str | None = None,
+                  stored_at: float | None = None) -> int:
+    """Insert in one transaction; returns how many were new."""
+    now = time.time() if stored_at is None else stored_at
+    rows = [
+        (e.time, now, e.mono_usec, boot_id if e.seq is not None else None, e.seq, e.kind,
+         e.driver, e.device, json.dumps(e.fields, default=str), int(e.lab), e.level, e.source,
+         e.raw)
+        for e in events
+    ]
+    if not rows:
+        return 0
+    with store.write() as c:
+        before = c.total_changes
+        c.executemany(
+            "INSERT OR IGNORE INTO kernel_events (time, stored_at, mono_usec, boot_id, seq, "
+            "kind, driver, device, fields, lab, level, source, raw) "
+            "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)", rows)
+        return c.total_changes - before
+
+
+def _event(row: Sequence) -> KernelEvent:
+    try:
+        fields = json.loads(row[7])
+        if not isinstance(fields, dict):
+            fields = {}
+    except ValueError:
+        fields = {}
+    return KernelEvent(id=row[0], time=row[1], mono_usec=row[2], seq=row[3], kind=row[4],
+                       driver=row[5], device=row[6], fields=fields, lab=bool(row[8]),
+                       level=row[9], source=row[10], raw=row[11])
+
+
+def read_events(store: Store, t0: float, t1: float, kinds: Sequence[str] | None = None,
+                limit: int | None = None) -> list[KernelEvent]:
+    sql = f"SELECT {_COLS} FROM kernel_events WHERE time >= ? AND time <= ?"
+    params: list = [t0, t1]
+    if kinds:
+        sql += f" AND kind IN ({','.join('?' * len(kinds))})"
+        params += list(kinds)
+    sql += " ORDER BY time, id"
+    if limit:
+        sql += " LIMIT ?"
+        params.append(limit)
+    return [_event(r) for r in store.query(sql, params)]
+
+
+def get_event(store: Store, event_id: int) -> KernelEvent | None:
+    rows = store.query(f"SELECT {_COLS} FROM kernel_events WHERE id = ?", (event_id,))
+    return _event(rows[0]) if rows else None
+
+
+def stored_at(store: Store, event_id: int) -> float | None:
+    rows = store.query("SELECT stored_at FROM kernel_events WHERE id = ?", (event_id,))
+    return rows[0][0] if rows else None
+
+
+def record_loss(store: Store, t: float, lost: int, epipe: int) -> None:
+    if lost or epipe:
+        with store.write() as c:
+            c.execute("INSERT INTO kmsg_log (time, what, lost, epipe) VALUES (?,'loss',?,?)",
+                      (t, lost, epipe))
+
+
+def lost_records(store: Store, t0: float, t1: float) -> int:
+    rows = store.query("SELECT COALESCE(SUM(lost), 0) FROM kmsg_log WHERE what = 'loss' "
+                       "AND time >= ? AND time <= ?", (t0, t1))
+    return int(rows[0][0]) if rows else 0
+
+
+def record_anchor(store: Store, t: float, method: str, offset_s: float, error_s: float,
+                  skew_s: float | None) -> None:
+    with store.write() as c:
+        c.execute("INSERT INTO kmsg_log (time, what, method, offset_s, error_s, skew_s) "
+                  "VALUES (?,'anchor',?,?,?,?)", (t, method, offset_s, error_s, skew_s))
+
+
+def insert_irq_map(store: Store, t: float, qmap: Sequence[QueueIrq]) -> None:
+    with store.write() as c:
+        c.executemany(
+            "INSERT INTO irq_map (time, iface, queue, irq, name, direction, cpus, basis) "
+            "VALUES (?,?,?,?,?,?,?,?)",
+            [(t, q.iface, q.queue, q.irq, q.name, q.direction, json.dumps(list(q.cpus)), q.basis)
+             for q in qmap])
+
+
+def irq_map_at(store: Store, t: float) -> list[QueueIrq]:
+    """The snapshot in force at `t` (the latest at or before it, else the first after it)."""
+    row = store.query("SELECT MAX(time) FROM irq_map WHERE time <= ?", (t,))
+    snap = row[0][0] if row and row[0][0] is not None else None
+    if snap is None:
+        row = store.query("SELECT MIN(time) FROM irq_map WHERE time > ?", (t,))
+        snap = row[0][0] if row and row[0][0] is not None else None
+    if snap is None:
+        return []
+    out = []
+    for iface, queue, irq, name, direction, cpus, basis in store.query(
+            "SELECT iface, queue, irq, name, direction, cpus, basis FROM irq_map WHERE time = ? "
+            "ORDER BY iface, queue, irq", (snap,)):
+        try:
+            cl = tuple(int(c) for c in json.loads(cpus))
+        except (ValueError, TypeError):
+            cl = ()
+        out.append(QueueIrq(iface=iface, queue=queue, irq=irq, name=name, direction=direction,
+                            cpus=cl, basis=basis))
+    return out
+
+
+def insert_softirqs(store: Store, t: float, interval_s: float, net_rx: dict[int, int],
+                    net_tx: dict[int, int]) -> None:
+    with store.write() as c:
+        c.execute("INSERT INTO softirq_samples (time, interval_s, net_rx, net_tx) VALUES (?,?,?,?)",
+                  (t, interval_s, json.dumps(net_rx), json.dumps(net_tx)))
+
+
+def read_softirqs(store: Store, t0: float, t1: float
+                  ) -> list[tuple[float, float, dict[int, int], dict[int, int]]]:
+    out = []
+    for t, itv, rx, tx in store.query(
+            "SELECT time, interval_s, net_rx, net_tx FROM softirq_samples "
+            "WHERE time >= ? AND time <= ? ORDER BY time", (t0, t1)):
+        try:
+            out.append((t, itv, {int(k): v for k, v in json.loads(rx).items()},
+                        {int(k): v for k, v in json.loads(tx).items()}))
+        except (ValueError, AttributeError):
+            continue
+    return out
+
+
+def insert_counters(store: Store, t: float, iface: str, counters: dict[str, int]) -> None:
+    with store.write() as c:
+        c.execute("INSERT INTO nic_counters (time, iface, counters) VALUES (?,?,?)",
+                  (t, iface, json.dumps(counters)))

@@ -1,0 +1,221 @@
+"""Kernel events on the real kernel: /dev/kmsg streaming and clock alignment, the NIC
+sensors, and the whole story end to end (hot core → NIC reset → report)."""
+
+from __future__ import annotations
+
+import json
+import os
+import select
+import subprocess
+import time
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from conftest import popen_cli, run_cli, run_cli_json
+from corescope.rootfs import Root
+from corescope.runner import Runner
+from corescope.sensors.base import RecordOptions, SensorEnv
+from corescope.sensors.kmsg import KmsgSensor
+from corescope.sensors.netdev import NetdevSensor
+from corescope.sources.interrupts import parse_proc_interrupts, queue_of
+from corescope.sources.kmsg import KmsgReader, anchor_clock, calibrate_with_marker, open_kmsg
+from corescope.store import events as store_events
+from corescope.store.db import Store
+from live.conftest import burner
+
+
+def _env(tmp: Path, **opts: object) -> SensorEnv:
+    return SensorEnv(root=Root(), runner=Runner(), store_dir=tmp,
+                     options=RecordOptions(**opts))  # type: ignore[arg-type]
+
+
+def _write_kmsg(text: str) -> tuple[float, float]:
+    """One record through a fresh descriptor (the kernel rate-limits per open file)."""
+    fd = os.open("/dev/kmsg", os.O_WRONLY)
+    try:
+        before = time.time()
+        os.write(fd, f"<6>{text}\n".encode())
+        return before, time.time()
+    finally:
+        os.close(fd)
+
+
+def _read_until(fd: int, needle: str, timeout: float = 2.0):
+    reader = KmsgReader(lambda n: os.read(fd, n))
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        for rec in reader.read_available():
+            if needle in rec.message:
+                return rec
+        select.select([fd], [], [], 0.05)
+    raise AssertionError(f"{needle!r} never came back from /dev/kmsg")
+
+
+def test_clock_alignment_with_a_marker() -> None:
+    cal = calibrate_with_marker()
+    assert cal is not None, "root could not write and read back a /dev/kmsg marker"
+    assert cal.anchor.method == "marker"
+    assert cal.anchor.error_s < 0.01
+    # printk's clock tracks CLOCK_MONOTONIC closely on a running system
+    assert abs(cal.skew_s) < 0.05
+    # an independent record: write it, read the kernel's stamp back, map it to wall time
+    fd = open_kmsg(from_end=True)
+    try:
+        nonce = uuid.uuid4().hex
+        before, after = _write_kmsg(f"corescope-test: alignment {nonce}")
+        rec = _read_until(fd, nonce)
+    finally:
+        os.close(fd)
+    assert rec.usec is not None
+    for anchor in (cal.anchor, anchor_clock(skew_s=cal.skew_s)):
+        wall = anchor.wall_of(rec.usec)
+        assert before - 0.005 <= wall <= after + 0.005, (before, wall, after, anchor)
+    # the plain monotonic anchor (no marker) is within the skew of it
+    assert abs(anchor_clock().wall_of(rec.usec) - before) < 0.1
+
+
+@pytest.fixture
+def kmsg_sensor(tmp_path: Path) -> Iterator[tuple[KmsgSensor, Store]]:
+    store = Store.open(tmp_path / "s")
+    sensor = KmsgSensor(_env(tmp_path))
+    status = sensor.open(store)
+    assert status.ok, status.detail
+    try:
+        yield sensor, store
+    finally:
+        sensor.close()
+        store.close()
+
+
+def _wait_for(store: Store, needle: str, timeout: float = 3.0):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        for e in store_events.read_events(store, 0, 2e10):
+            if needle in e.raw:
+                return e
+        time.sleep(0.02)
+    raise AssertionError(f"{needle!r} was not stored")
+
+
+def test_kmsg_sensor_streams_classifies_and_starts_from_now(kmsg_sensor) -> None:
+    sensor, store = kmsg_sensor
+    nonce = uuid.uuid4().hex[:10]
+    line = (f"ena 0000:00:05.0 eth0: TX q 3 is paused for too long (threshold 5000000) "
+            f"[corescope-lab] {nonce}")
+    before, after = _write_kmsg(line)
+    e = _wait_for(store, nonce)
+    assert e.kind == "nic_tx_stall" and e.lab and e.fields["queue"] == 3
+    assert e.driver == "ena" and e.device == "0000:00:05.0" and e.seq is not None
+    assert before - 0.01 <= e.time <= after + 0.01
+    # history from before the sensor started is not replayed (it is in `events --file`)
+    first = min(store_events.read_events(store, 0, 2e10), key=lambda x: x.seq or 0)
+    assert first.time >= sensor.anchor.taken_wall - 1  # type: ignore[union-attr]
+    assert store_events.lost_records(store, 0, 2e10) == 0
+    # the stored marker anchor says how the clock was set
+    rows = store.query("SELECT method, error_s FROM kmsg_log WHERE what = 'anchor'")
+    assert rows and rows[0][0] == "marker"
+
+
+def test_netdev_sensor_maps_queue_irqs_here(tmp_path: Path) -> None:
+    text = Path("/proc/interrupts").read_text()
+    ifaces = {p.name for p in Path("/sys/class/net").iterdir()}
+    nic_rows = [a for r in parse_proc_interrupts(text).rows for a in r.actions
+                if queue_of(a, {}, ifaces) is not None]
+    store = Store.open(tmp_path / "s")
+    sensor = NetdevSensor(_env(tmp_path, netdev_interval_s=0.5))
+    try:
+        status = sensor.open(store)
+        assert status.ok, status.detail
+        for _ in range(2):
+            time.sleep(0.6)
+            sensor.tick(time.time(), time.monotonic())
+    finally:
+        sensor.close()
+    qmap = store_events.irq_map_at(store, time.time())
+    assert len(qmap) == len(nic_rows) > 0, (nic_rows, qmap)
+    # every NIC queue IRQ is tied to an interface and to the CPUs that serve it
+    assert all(q.iface in ifaces and q.cpus for q in qmap), qmap
+    soft = store_events.read_softirqs(store, 0, 2e10)
+    online = {int(t[3:]) for t in Path("/proc/softirqs").read_text().split()
+              if t.startswith("CPU")}
+    assert soft and set(soft[-1][2]) == online == set(soft[-1][3])
+    counters = store.query("SELECT iface, counters FROM nic_counters")
+    assert counters and all(json.loads(c) is not None for _, c in counters)
+    store.close()
+
+
+@pytest.fixture
+def recording_with_kmsg(tmp_path: Path) -> Iterator[Path]:
+    store = tmp_path / "store"
+    proc = popen_cli("record", "--store", str(store), "--no-profile")
+    time.sleep(2.5)
+    assert proc.poll() is None, proc.communicate()
+    try:
+        yield store
+    finally:
+        proc.terminate()
+        try:
+            proc.communicate(timeout=20)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.communicate()
+
+
+def test_nic_reset_after_a_hot_core_end_to_end(recording_with_kmsg: Path) -> None:
+    store = str(recording_with_kmsg)
+    burn = burner(1, 4)
+    assert burn.wait(timeout=30) == 0, burn.communicate()
+    written = run_cli_json("lab", "nicreset", "--yes", "--json", ok_codes=(0,))["lines"]
+    stall = written[0]
+    assert "TX q 5 is paused" in stall["text"]
+    time.sleep(2.0)  # the sample that closes the episode, and the stream's write
+    report = run_cli_json("report", "--json", "--store", store, "--last", "5m")
+    ours = [i for i in report["incidents"] if i["event"]["raw"] == stall["text"]]
+    assert len(ours) == 1, report
+    inc = ours[0]
+    assert inc["event"]["kind"] == "nic_tx_stall" and inc["event"]["lab"] is True
+    assert inc["event"]["fields"]["queue"] == 5
+    assert {"nic_reset"} <= {e["kind"] for e in inc["related_events"]}
+    on1 = [p for p in inc["preceding_episodes"] if p["cpu"] == 1]
+    assert on1, inc
+    assert any(0 <= p["lead_s"] <= 10 for p in on1), on1
+    assert report["summary"]["events"] >= 1 and report["summary"]["top_cpu"] is not None
+    # events --json: the event is there, stamped within 2 s of when it was written
+    events = run_cli_json("events", "--json", "--store", store, "--since", "5m")
+    got = [e for e in events["events"] if e["raw"] == stall["text"]]
+    assert len(got) == 1
+    assert abs(got[0]["time"] - stall["written_before"]) <= 2.0
+    assert events["lost_records"] == 0
+    # the terminal report tells the same story
+    text = run_cli("report", "--store", store, "--last", "5m")
+    assert text.returncode == 1 and "cpu1" in text.stdout
+
+
+def test_doctor_finds_a_lab_reset_after_a_hot_core(tmp_path: Path) -> None:
+    """doctor samples live; a hot core on cpu1 during the sample, then a lab reset: the reset
+    is read back from the kernel ring and tied to the episode."""
+    doctor = popen_cli("doctor", "--seconds", "9", "--json", "--store", str(tmp_path / "s"))
+    try:
+        burn = burner(1, 4)
+        assert burn.wait(timeout=30) == 0, burn.communicate()
+        written = run_cli_json("lab", "nicreset", "--yes", "--json", "--queue", "6",
+                               ok_codes=(0,))["lines"]
+        out, err = doctor.communicate(timeout=60)
+    finally:
+        if doctor.poll() is None:
+            doctor.kill()
+            doctor.communicate()
+    assert doctor.returncode == 1, out + err
+    report = json.loads(out)
+    assert report["sensors"]["events"]["ok"] is True
+    after = [f for f in report["findings"] if f["kind"] == "event_after_hot_core"
+             and f["evidence"]["event"]["raw"] == written[0]["text"]]
+    assert after, report["findings"]
+    assert any(p["cpu"] == 1 for p in after[0]["evidence"]["preceding_episodes"])
+    # lab lines without a hot core before them are listed, not counted as findings
+    lone = [f for f in report["findings"] if f["kind"] == "kernel_event"
+            and f["evidence"]["event"]["lab"]]
+    assert lone == []

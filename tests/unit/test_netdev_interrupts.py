@@ -1,0 +1,199 @@
+"""sources/netdev and sources/interrupts: ethtool -S, sysfs counters, the NIC queue IRQ map."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from conftest import FIXTURES
+from corescope.rootfs import Root
+from corescope.runner import RecordedRunner, RunResult
+from corescope.sources import interrupts as irqs
+from corescope.sources import netdev
+
+FIX = FIXTURES / "events"
+
+
+def _ena(name: str) -> dict[str, int]:
+    stats, diags = netdev.parse_ethtool_stats((FIX / name).read_text())
+    assert not diags
+    return stats
+
+
+def test_ethtool_ena_layout() -> None:
+    stats = _ena("ethtool_S_ena_32q_before.txt")
+    assert stats["tx_timeout"] == 0 and stats["conntrack_allowance_available"] == 2097152
+    assert sum(1 for k in stats if k.endswith("_tx_missed_tx")) == 32
+    assert "NIC statistics" not in stats
+
+
+def test_ethtool_virtio_capture() -> None:
+    stats, diags = netdev.parse_ethtool_stats((FIX / "ethtool_S_virtio_net.txt").read_text())
+    assert not diags and "tx0_tx_timeouts" in stats and "tx_kicks" in stats
+
+
+def test_ethtool_bad_output() -> None:
+    stats, diags = netdev.parse_ethtool_stats("no stats available\n")
+    assert stats == {} and diags
+    stats, diags = netdev.parse_ethtool_stats("NIC statistics:\n     a: 1\n     b: x\n")
+    assert stats == {"a": 1} and len(diags) == 1
+
+
+def test_counter_increases_become_events() -> None:
+    before = netdev.NicCounters("eth0", "ena", "0000:00:05.0", _ena("ethtool_S_ena_32q_before.txt"),
+                                tx_timeouts={5: 0})
+    after = netdev.NicCounters("eth0", "ena", "0000:00:05.0",
+                               _ena("ethtool_S_ena_32q_after_reset.txt"), tx_timeouts={5: 1})
+    evs = netdev.counter_events(before, after, 1000.0)
+    by = {e.fields["counter"]: e for e in evs}
+    assert set(by) == {"tx_timeout", "wd_expired", "total_resets", "missing_tx_cmpl",
+                       "suspected_poll_starvation", "queue_5_tx_missed_tx", "tx-5/tx_timeout"}
+    assert by["total_resets"].kind == "nic_reset"
+    assert by["wd_expired"].kind == "nic_keepalive_timeout"
+    assert by["queue_5_tx_missed_tx"].fields["queue"] == 5
+    assert by["queue_5_tx_missed_tx"].fields["delta"] == 129
+    assert by["tx-5/tx_timeout"].source == "sysfs" and by["tx_timeout"].source == "ethtool"
+    assert all(e.time == 1000.0 and e.driver == "ena" and e.is_incident for e in evs)
+    # a reading that went down (driver reload) is a new baseline, not an event
+    assert netdev.counter_events(after, before, 1005.0) == []
+    assert netdev.counter_events(after, after, 1005.0) == []
+
+
+def test_read_ethtool_through_runner() -> None:
+    runner = RecordedRunner({
+        ("ethtool", "-S", "eth0"): (FIX / "ethtool_S_virtio_net.txt").read_text(),
+        ("ethtool", "-S", "ifb0"): RunResult(("ethtool",), 94, "",
+                                             "no stats available\n"),
+    })
+    stats, why = netdev.read_ethtool(runner, "eth0")
+    assert stats and why == ""
+    stats, why = netdev.read_ethtool(runner, "ifb0")
+    assert stats is None and "no stats available" in why
+    stats, why = netdev.read_ethtool(RecordedRunner({}), "eth0")
+    assert stats is None and "ethtool not found" in why
+
+
+def _sys_tree(tmp: Path) -> Root:
+    """A /sys tree shaped like the virtio VM: eth0 → virtio2 under PCI 0000:00:03.0."""
+    dev = tmp / "sys/devices/pci0000:00/0000:00:03.0/virtio2"
+    (dev / "net").mkdir(parents=True)
+    drv = tmp / "sys/bus/virtio/drivers/virtio_net"
+    drv.mkdir(parents=True)
+    os.symlink(drv, dev / "driver")
+    net = tmp / "sys/class/net/eth0"
+    (net / "statistics").mkdir(parents=True)
+    (net / "statistics/tx_errors").write_text("3\n")
+    (net / "statistics/rx_packets").write_text("1234\n")
+    for q in (0, 1):
+        (net / f"queues/tx-{q}").mkdir(parents=True)
+        (net / f"queues/tx-{q}/tx_timeout").write_text(f"{q}\n")
+    (net / "queues/rx-0").mkdir(parents=True)
+    os.symlink(dev, net / "device")
+    (tmp / "sys/class/net/lo").mkdir(parents=True)
+    return Root(tmp)
+
+
+def test_sysfs_readers(tmp_path: Path) -> None:
+    root = _sys_tree(tmp_path)
+    assert netdev.list_ifaces(root) == ["eth0"]
+    assert netdev.iface_driver_device(root, "eth0") == ("virtio_net", "virtio2")
+    stats, timeouts = netdev.read_sys(root, "eth0")
+    assert stats == {"tx_errors": 3, "rx_packets": 1234}
+    assert timeouts == {0: 0, 1: 1}
+    assert irqs.dev_to_iface_map(root) == {"virtio2": "eth0", "0000:00:03.0": "eth0"}
+
+
+def test_interrupts_96_cpus_32_queue_ena() -> None:
+    cur = irqs.parse_proc_interrupts((FIX / "proc_interrupts_ena_32q_96cpu_t5.txt").read_text())
+    prev = irqs.parse_proc_interrupts((FIX / "proc_interrupts_ena_32q_96cpu.txt").read_text())
+    assert not cur.diagnostics and cur.cpus == tuple(range(96))
+    names = [a for r in cur.rows for a in r.actions]
+    assert "ena-mgmnt@pci:0000:00:05.0" in names and "nvme0q48" in names
+    qmap = irqs.queue_map(cur, prev, {"0000:00:05.0": "eth0"}, ifaces={"eth0"})
+    assert len(qmap) == 32 and {q.queue for q in qmap} == set(range(32))
+    assert all(q.basis == "delta" and q.iface == "eth0" for q in qmap)
+    assert irqs.serving_cpus(qmap, "eth0", 5) == {39}
+    assert irqs.serving_cpus(qmap, "eth0", 7) == {7}
+    assert irqs.serving_cpus(qmap, "eth0", 40) is None
+    assert irqs.serving_cpus(qmap, None, 5) is None
+    # without a previous reading: every CPU that ever took it (queue 5 moved from 5 to 39)
+    total = irqs.queue_map(cur, None, {}, ifaces={"eth0"})
+    assert irqs.serving_cpus(total, "eth0", 5) == {5, 39}
+
+
+def test_interrupts_virtio_capture() -> None:
+    cur = irqs.parse_proc_interrupts((FIX / "proc_interrupts_virtio_2cpu.txt").read_text())
+    assert cur.cpus == (0, 1) and not cur.diagnostics
+    qmap = irqs.queue_map(cur, None, {"virtio2": "eth0"}, ifaces={"eth0"})
+    by = {(q.queue, q.direction): q for q in qmap}
+    assert set(by) == {(0, "rx"), (0, "tx")}
+    assert by[(0, "rx")].name == "virtio2-input.0" and by[(0, "rx")].iface == "eth0"
+    # virtio3-rx / virtio3-tx (vsock) and virtio1-req.0 (block) are not NIC queues
+    assert all(q.name.startswith("virtio2-") for q in qmap)
+    assert irqs.serving_cpus(qmap, "eth0", 0) == frozenset(by[(0, "tx")].cpus)
+
+
+def test_interrupts_mlx5_and_i40e_names() -> None:
+    cur = irqs.parse_proc_interrupts((FIX / "proc_interrupts_mlx5_i40e_4cpu.txt").read_text())
+    qmap = irqs.queue_map(cur, None, {"0000:08:00.0": "eth2"}, ifaces={"eth1", "eth2"})
+    got = {(q.iface, q.queue): q.cpus for q in qmap}
+    assert got == {("eth2", 0): (0,), ("eth2", 1): (1,), ("eth2", 2): (2,), ("eth2", 3): (3,),
+                   ("eth1", 0): (0,), ("eth1", 1): (1,)}
+
+
+def test_affinity_is_used_without_a_delta() -> None:
+    cur = irqs.parse_proc_interrupts((FIX / "proc_interrupts_mlx5_i40e_4cpu.txt").read_text())
+    qmap = irqs.queue_map(cur, cur, {"0000:08:00.0": "eth2"}, affinity={31: (2, 3)})
+    q0 = next(q for q in qmap if q.irq == 31)
+    assert (q0.cpus, q0.basis) == ((2, 3), "affinity")
+
+
+def test_queue_name_patterns() -> None:
+    m = {"virtio0": "eth0", "0000:00:06.0": "ens6"}
+    assert irqs.queue_of("eth0-Tx-Rx-5", m) == ("eth0", 5, "txrx")
+    assert irqs.queue_of("eth0-TxRx-12", m) == ("eth0", 12, "txrx")
+    assert irqs.queue_of("virtio0-input.0", m) == ("eth0", 0, "rx")
+    assert irqs.queue_of("virtio0-output.3", m) == ("eth0", 3, "tx")
+    assert irqs.queue_of("mlx5_comp5@pci:0000:00:06.0", m) == ("ens6", 5, "txrx")
+    assert irqs.queue_of("eth1-tx-2", m) == ("eth1", 2, "tx")
+    assert irqs.queue_of("i40e-eth1-TxRx-3", m, {"eth1"}) == ("eth1", 3, "txrx")
+    for other in ("ena-mgmnt@pci:0000:00:05.0", "nvme0q3", "timer", "virtio1-req.0", ""):
+        assert irqs.queue_of(other, m) is None
+
+
+def test_cpulist() -> None:
+    assert irqs.parse_cpulist("0-3,8,10-11\n") == (0, 1, 2, 3, 8, 10, 11)
+    assert irqs.parse_cpulist("") == () and irqs.parse_cpulist("x,5-2,7") == (7,)
+
+
+def test_softirqs_capture_and_delta() -> None:
+    cur, diags = irqs.parse_softirqs((FIX / "proc_softirqs_2cpu.txt").read_text())
+    assert not diags and set(cur["NET_RX"]) == {0, 1}
+    later = {k: {c: v + (10 if k == "NET_RX" else 0) for c, v in d.items()}
+             for k, d in cur.items()}
+    d = irqs.softirq_delta(cur, later)
+    assert d == {"NET_RX": {0: 10, 1: 10}, "NET_TX": {0: 0, 1: 0}}
+    assert irqs.softirq_delta(later, cur)["NET_RX"] == {0: 0, 1: 0}  # clamped
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(max_size=500))
+def test_property_parsers_never_raise(text: str) -> None:
+    netdev.parse_ethtool_stats(text)
+    ints = irqs.parse_proc_interrupts(text)
+    irqs.queue_map(ints, ints, {})
+    irqs.parse_softirqs(text)
+    irqs.parse_cpulist(text)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(["CPU0", "CPU1", " ", "\n", "38:", "12", "x", "PCI-MSI",
+                                 "1-edge", "eth0-Tx-Rx-5", "virtio2-input.0", "NMI:", ","]),
+                max_size=40).map("".join))
+def test_property_interrupts_near_misses(text: str) -> None:
+    ints = irqs.parse_proc_interrupts(text)
+    for q in irqs.queue_map(ints, None, {"virtio2": "eth0"}):
+        assert q.queue is None or q.queue >= 0
