@@ -9,6 +9,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -35,11 +36,10 @@ class Recording:
         self.store = store
 
 
-@pytest.fixture
-def recording(tmp_path: Path) -> Iterator[Recording]:
-    """`corescope record` running on a fresh store (profiling and kmsg off: cores only)."""
-    store = tmp_path / "store"
-    proc = popen_cli("record", "--store", str(store), "--no-profile", "--no-kmsg")
+@contextmanager
+def recording_process(store: Path, *options: str) -> Iterator[Recording]:
+    """`corescope record --store STORE OPTIONS...` running, stopped (SIGTERM) on exit."""
+    proc = popen_cli("record", "--store", str(store), *options)
     time.sleep(2.5)
     assert proc.poll() is None, proc.communicate()
     try:
@@ -51,6 +51,13 @@ def recording(tmp_path: Path) -> Iterator[Recording]:
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.communicate()
+
+
+@pytest.fixture
+def recording(tmp_path: Path) -> Iterator[Recording]:
+    """`corescope record` running on a fresh store (profiling and kmsg off: cores only)."""
+    with recording_process(tmp_path / "store", "--no-profile", "--no-kmsg") as rec:
+        yield rec
 
 
 def burner(cpu: int, seconds: float) -> subprocess.Popen[str]:

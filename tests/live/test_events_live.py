@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import os
 import select
-import subprocess
 import time
 import uuid
 from collections.abc import Iterator
@@ -24,7 +23,7 @@ from corescope.sources.interrupts import parse_proc_interrupts, queue_of
 from corescope.sources.kmsg import KmsgReader, anchor_clock, calibrate_with_marker, open_kmsg
 from corescope.store import events as store_events
 from corescope.store.db import Store
-from live.conftest import burner
+from live.conftest import burner, recording_process
 
 
 def _env(tmp: Path, **opts: object) -> SensorEnv:
@@ -149,19 +148,8 @@ def test_netdev_sensor_maps_queue_irqs_here(tmp_path: Path) -> None:
 
 @pytest.fixture
 def recording_with_kmsg(tmp_path: Path) -> Iterator[Path]:
-    store = tmp_path / "store"
-    proc = popen_cli("record", "--store", str(store), "--no-profile")
-    time.sleep(2.5)
-    assert proc.poll() is None, proc.communicate()
-    try:
-        yield store
-    finally:
-        proc.terminate()
-        try:
-            proc.communicate(timeout=20)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.communicate()
+    with recording_process(tmp_path / "store", "--no-profile") as rec:
+        yield rec.store
 
 
 def test_nic_reset_after_a_hot_core_end_to_end(recording_with_kmsg: Path) -> None:

@@ -28,21 +28,7 @@ KINDS: tuple[str, ...] = (
 
 # Kinds that count as incidents for correlation and doctor. link_up is recovery, not a fault;
 # "other" is noise by definition.
-INCIDENT_KINDS: frozenset[str] = frozenset(
-    {
-        "nic_tx_stall",
-        "nic_reset",
-        "nic_keepalive_timeout",
-        "nic_tx_timeout",
-        "soft_lockup",
-        "hard_lockup",
-        "rcu_stall",
-        "hung_task",
-        "oom_kill",
-        "hw_error",
-        "link_down",
-    }
-)
+INCIDENT_KINDS: frozenset[str] = frozenset(KINDS) - {"link_up", "other"}
 
 # The text every lab-written line carries, so a real node's log never misleads anyone later.
 LAB_MARKER = "corescope-lab"
