@@ -43,7 +43,9 @@ def ring(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
         _o, berr = burn.communicate(timeout=BURN_S + 60)
         t1 = time.time()
         assert burn.returncode == 0, berr
-        time.sleep(1.0)
+        # the victim: a NIC reset right after the hot core, for `flame --event`
+        run_cli("lab", "nicreset", "--yes", check=True)
+        time.sleep(1.5)
     finally:
         rec.send_signal(signal.SIGINT)
         try:
@@ -61,6 +63,22 @@ def flame_json(ring: dict[str, Any], *extra: str) -> dict[str, Any]:
     at = ring["burn_end"] - 1.0
     return run_cli_json("--store", ring["store"], "flame", "--at", repr(at), "--before",
                         f"{BURN_S - 3:.0f}s", "--format", "json", *extra, timeout=300)
+
+
+def test_flame_by_event_id_rewinds_to_the_burn(ring: dict[str, Any]) -> None:
+    """The incident workflow: an event ID from `events`, then the flame graph of the seconds
+    before it on the hot core."""
+    ev = run_cli_json("--store", ring["store"], "events", "--json", "--kind", "nic_tx_stall")
+    stalls = [e for e in ev["events"] if e["lab"]]
+    assert stalls, ev
+    event = stalls[-1]
+    assert ring["burn_end"] <= event["time"] <= ring["burn_end"] + 30
+    j = run_cli_json("--store", ring["store"], "flame", "--event", str(event["id"]), "--before",
+                     f"{BURN_S:.0f}s", "--cpu", "1", "--format", "json", timeout=300)
+    assert j["window"]["end"] == pytest.approx(event["time"], abs=0.01)
+    assert j["top_processes"][0]["comm"] == BURNER, j["top_processes"][:5]
+    bad = run_cli("--store", ring["store"], "flame", "--event", "999999", "--format", "json")
+    assert bad.returncode == 2 and "no event 999999" in bad.stderr
 
 
 def test_burner_is_top_on_cpu1(ring: dict[str, Any]) -> None:

@@ -18,6 +18,7 @@ from corescope.analysis.subsecond import Heatmap
 from corescope.model.common import Diagnostic
 from corescope.model.profiles import StackSample
 from corescope.sources import perf_query
+from corescope.store import events as store_events
 from corescope.store import profiles as ring
 from corescope.store.db import Store, StoreError
 from corescope.timeparse import TimeParseError, format_duration, iso, parse_instant
@@ -32,27 +33,14 @@ class EventError(RuntimeError):
 
 
 def resolve_event(store: Store, event_id: str) -> float:
-    """Wall time of a stored kernel event (the kernel-events feature's table)."""
+    """Wall time of a stored kernel event (see `corescope events`)."""
     try:
-        from corescope.store import events as ev
-    except ImportError as exc:
-        raise EventError("--event needs the kernel-events store (corescope.store.events), "
-                         "which this build lacks; use --at TIME instead") from exc
-    for name in ("get_event", "event_by_id", "read_event"):
-        fn = getattr(ev, name, None)
-        if fn is None:
-            continue
-        try:
-            got = fn(store, int(event_id))
-        except ValueError as exc:
-            raise EventError(f"not an event id: {event_id!r}") from exc
-        if got is None:
-            raise EventError(f"no event {event_id} in the store (see `corescope events`)")
-        for attr in ("wall", "t", "time", "ts"):
-            v = got.get(attr) if isinstance(got, dict) else getattr(got, attr, None)
-            if isinstance(v, int | float):
-                return float(v)
-    raise EventError("cannot resolve --event with this build's events store; use --at TIME")
+        got = store_events.get_event(store, int(event_id))
+    except ValueError as exc:
+        raise EventError(f"not an event id: {event_id!r}") from exc
+    if got is None:
+        raise EventError(f"no event {event_id} in the store (see `corescope events`)")
+    return got.time
 
 
 class _Progress:
