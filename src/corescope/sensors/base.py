@@ -26,10 +26,12 @@ class RecordOptions:
     retain_s: float = 24 * 3600.0
     max_bytes: int = 1 << 30
     duration_s: float | None = None
-    # zombie memcg census
+    # zombie memcg census (and restart evidence)
+    census: bool = True
     census_interval_s: float = 10.0
     # kernel log, NIC counters, interrupts
     kmsg: bool = True
+    netdev: bool = True
     netdev_interval_s: float = 5.0
     # perf profile ring
     profile: bool = True

@@ -141,4 +141,4 @@ class RestartSensor(Sensor):
 
 
 def build(env: SensorEnv) -> list[Sensor]:
-    return [CensusSensor(env), RestartSensor(env)]
+    return [CensusSensor(env), RestartSensor(env)] if env.options.census else []

@@ -131,4 +131,4 @@ class NetdevSensor(Sensor):
 
 
 def build(env: SensorEnv) -> list[Sensor]:
-    return [NetdevSensor(env)]
+    return [NetdevSensor(env)] if env.options.netdev else []

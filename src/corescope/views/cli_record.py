@@ -31,7 +31,9 @@ MIN_INTERVAL_S = 0.1
               help="Stop after this long (tests, one-off captures). Default: run until stopped.")
 @click.option("--census-interval", type=DURATION, default="10s", show_default=True,
               help="Zombie memcg census interval.")
+@click.option("--no-census", is_flag=True, help="No zombie memcg census or restart evidence.")
 @click.option("--no-kmsg", is_flag=True, help="Do not stream the kernel log.")
+@click.option("--no-netdev", is_flag=True, help="No NIC counters or interrupt map.")
 @click.option("--netdev-interval", type=DURATION, default="5s", show_default=True,
               help="NIC counters and interrupt map interval.")
 @click.option("--no-profile", is_flag=True, help="Do not run the perf profile ring.")
@@ -45,9 +47,9 @@ MIN_INTERVAL_S = 0.1
               help="Keep the profile ring under this size.")
 @click.pass_obj
 def record(obj: CliContext, interval: float, retain: float, max_bytes: int,
-           duration: float | None, census_interval: float, no_kmsg: bool,
-           netdev_interval: float, no_profile: bool, profile_hz: int, profile_chunk: float,
-           profile_retain: float, profile_max_bytes: int) -> None:
+           duration: float | None, census_interval: float, no_census: bool, no_kmsg: bool,
+           no_netdev: bool, netdev_interval: float, no_profile: bool, profile_hz: int,
+           profile_chunk: float, profile_retain: float, profile_max_bytes: int) -> None:
     """Record every core every second (plus the other sensors) into the store."""
     if not MIN_INTERVAL_S <= interval <= 60:
         fail(f"--interval must be between {MIN_INTERVAL_S}s and 60s (got {interval:g}s)")
@@ -57,7 +59,8 @@ def record(obj: CliContext, interval: float, retain: float, max_bytes: int,
         fail("--census-interval and --netdev-interval must be positive")
     opts = RecordOptions(
         interval_s=interval, retain_s=retain, max_bytes=max_bytes, duration_s=duration,
-        census_interval_s=census_interval, kmsg=not no_kmsg, netdev_interval_s=netdev_interval,
+        census=not no_census, census_interval_s=census_interval, kmsg=not no_kmsg,
+        netdev=not no_netdev, netdev_interval_s=netdev_interval,
         profile=not no_profile, profile_hz=profile_hz, profile_chunk_s=profile_chunk,
         profile_retain_s=profile_retain, profile_max_bytes=profile_max_bytes,
     )
