@@ -82,7 +82,7 @@ def record(obj: CliContext, interval: float, retain: float, max_bytes: int,
         fail("no sensor could start")
     off = "; ".join(f"{s.name} off: {s.detail}" for s in statuses if not s.ok)
     click.echo(
-        f"corescope record: {', '.join(running)} every {interval:g}s into {obj.store_dir}"
+        f"corescope record: {', '.join(running)} (cores every {interval:g}s) into {obj.store_dir}"
         f" (retain {format_duration(retain)}, max {max_bytes // 1_000_000} MB"
         + (f", for {format_duration(duration)}" if duration else "") + ")"
         + (f"; {off}" if off else ""),
