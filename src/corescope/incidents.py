@@ -3,13 +3,14 @@ store, and hand them to the pure correlation in analysis/correlate."""
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field
 from typing import Any
 
 from corescope.analysis import correlate
-from corescope.analysis.episodes import find_episodes
+from corescope.analysis.episodes import coarse_view, covered_spans, find_episodes
 from corescope.analysis.usage import machine_usage, usage_of
-from corescope.model.cores import FIELDS, CoreSample, Episode
+from corescope.model.cores import CoreSample, Episode
 from corescope.model.events import CorrelationSummary, Incident, KernelEvent, QueueIrq
 from corescope.rootfs import Root
 from corescope.sources import interrupts as irqs
@@ -20,6 +21,8 @@ from corescope.store.series import read_samples
 
 # seconds of per-core record kept before the window, for the 60 s view
 CONTEXT_S = 60.0
+# with no stored interrupt map, the live one stands in only for events this recent
+LIVE_MAP_MAX_AGE_S = 600.0
 
 
 @dataclass
@@ -54,7 +57,9 @@ class ServingLookup:
 
     def map_at(self, t: float) -> list[QueueIrq]:
         qmap = store_events.irq_map_at(self.store, t) if self.store is not None else []
-        if not qmap and self.root is not None and self.root.is_live:
+        # today's affinity says nothing certain about an old event: use it for recent ones only
+        recent = time.time() - t <= LIVE_MAP_MAX_AGE_S
+        if not qmap and recent and self.root is not None and self.root.is_live:
             if self._live is None:
                 self._live = live_queue_map(self.root)
             qmap = self._live
@@ -78,7 +83,8 @@ def build_timeline(store: Store, t0: float, t1: float, *, root: Root | None = No
     lookup = ServingLookup(store, root)
     incs = correlate.incidents(evs, eps, window_s, serving=lookup,
                                only_incidents=only_incidents)
-    summary = correlate.summarize(incs, eps, span, window_s, seed=seed)
+    summary = correlate.summarize(incs, eps, span, window_s, seed=seed,
+                                  covered=covered_spans(samples))
     maps = {i: lookup.map_at(inc.event.time) for i, inc in enumerate(incs)}
     return Timeline(incidents=incs, summary=summary, episodes=eps, samples=samples, span=span,
                     lost_records=store_events.lost_records(store, t0, t1), irq_maps=maps)
@@ -92,24 +98,6 @@ def resolution_view(samples: list[CoreSample], cpu: int, t: float, window_s: flo
                     ) -> dict[str, Any]:
     """The same seconds before `t` on `cpu`, at 1 s and as a 30 s / 60 s sampler saw them
     (kernel time = sys + irq + soft, the episode mode), plus the machine-wide view."""
-    n = len(FIELDS)
-
-    def over(lo: float) -> tuple[float | None, float | None]:
-        core = [0] * n
-        mach = [0] * n
-        got = False
-        for s in samples:
-            if lo < s.t <= t + 0.5 and cpu in s.deltas:
-                got = True
-                for i, v in enumerate(s.deltas[cpu]):
-                    core[i] += v
-                for d in s.deltas.values():
-                    for i, v in enumerate(d):
-                        mach[i] += v
-        if not got:
-            return None, None
-        return _kernel_pct(tuple(core)), _kernel_pct(tuple(mach))
-
     series = []
     for s in samples:
         if t - window_s < s.t <= t + 0.5 and cpu in s.deltas:
@@ -118,11 +106,12 @@ def resolution_view(samples: list[CoreSample], cpu: int, t: float, window_s: flo
                 "kernel_pct": round(_kernel_pct(s.deltas[cpu]), 1),
                 "machine_kernel_pct": round(machine_usage(s).mode_pct("kernel"), 1),
             })
-    c30, m30 = over(t - 30.0)
-    c60, m60 = over(t - 60.0)
+    # the same definition as `cores`: epoch-aligned monitor windows touching these seconds
+    c30, m30 = coarse_view(samples, cpu, t - window_s, t, 30.0, "kernel")
+    c60, m60 = coarse_view(samples, cpu, t - window_s, t, 60.0, "kernel")
 
-    def r(x: float | None) -> float | None:
-        return None if x is None else round(x, 1)
+    def r(x: float) -> float | None:
+        return round(x, 1) if series else None
 
     return {
         "cpu": cpu,

@@ -61,8 +61,8 @@ class Recorder:
         def _stop(signum: int, _frame: object) -> None:
             self.stop_event.set()
 
-        signal.signal(signal.SIGINT, _stop)
-        signal.signal(signal.SIGTERM, _stop)
+        for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+            signal.signal(sig, _stop)
 
     def run(self, duration_s: float | None = None) -> None:
         start = time.monotonic()

@@ -54,8 +54,18 @@ class Runner:
             raise ValueError("empty argv")
         if self.which(argv[0]) is None:
             raise ToolMissing(f"{argv[0]} not found")
-        return subprocess.Popen(list(argv), stdin=subprocess.DEVNULL, stdout=stdout,
-                                stderr=stderr)
+        return subprocess.Popen(self._dies_with_us(argv), stdin=subprocess.DEVNULL,
+                                stdout=stdout, stderr=stderr)
+
+    def _dies_with_us(self, argv: Sequence[str]) -> list[str]:
+        """A long-running child (perf record -a profiles the whole machine) must not outlive a
+        `kill -9` of the recorder: util-linux `setpriv --pdeathsig` makes the kernel send it
+        SIGTERM when we die. (preexec_fn would run Python between fork and exec, which is not
+        safe in a process with threads, as the recorder is.)"""
+        setpriv = self.which("setpriv")
+        if setpriv is None:
+            return list(argv)
+        return [setpriv, "--pdeathsig", "TERM", "--", *argv]
 
 
 class RecordedRunner(Runner):

@@ -66,5 +66,9 @@ def format_duration(seconds: float) -> str:
 
 
 def iso(ts: float) -> str:
-    """UTC ISO 8601 with second precision, for terminal output."""
-    return datetime.fromtimestamp(ts, tz=UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    """UTC ISO 8601 with second precision, for terminal output. A time no calendar holds
+    (garbage in a saved log) is shown as the number rather than raising."""
+    try:
+        return datetime.fromtimestamp(ts, tz=UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    except (OverflowError, ValueError, OSError):
+        return f"@{ts!r}"

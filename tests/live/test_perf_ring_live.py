@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from conftest import popen_cli
 from corescope.model.profiles import ProfileChunk
 from corescope.rootfs import Root
 from corescope.runner import Runner
@@ -103,3 +104,50 @@ def test_sensor_ring_past_budget_keeps_newest_under_budget(tmp_path: Path) -> No
         newest = max(seen)  # chunk names grow with time
         assert Path(newest).name in {Path(c.path).name for c in kept}
         assert {Path(c.path).name for c in kept} == {p.name for p in files}
+
+
+def _comm(pid: int) -> str | None:
+    try:
+        return Path(f"/proc/{pid}/comm").read_text().strip()
+    except OSError:
+        return None
+
+
+def _children(pid: int) -> dict[int, str]:
+    """{child pid: comm} of `pid`, from /proc."""
+    out = {}
+    for d in os.listdir("/proc"):
+        if not d.isdigit():
+            continue
+        try:
+            with open(f"/proc/{d}/stat") as f:
+                head, rest = f.read().rsplit(")", 1)
+        except OSError:
+            continue
+        if int(rest.split()[1]) == pid:
+            out[int(d)] = head.split("(", 1)[1]
+    return out
+
+
+def test_perf_does_not_outlive_a_killed_recorder(tmp_path: Path) -> None:
+    """kill -9 of `record` must not leave `perf record -a` profiling the machine forever."""
+    rec = popen_cli("--store", str(tmp_path / "s"), "record", "--profile-chunk", "10s",
+                    "--no-kmsg", "--no-census", "--no-netdev")
+    try:
+        deadline = time.monotonic() + 30
+        perfs: dict[int, str] = {}
+        while time.monotonic() < deadline and not perfs:
+            time.sleep(0.5)
+            perfs = {p: c for p, c in _children(rec.pid).items() if c == "perf"}
+        assert perfs, "perf never started"
+    finally:
+        rec.kill()
+        rec.wait(timeout=10)
+    deadline = time.monotonic() + 10
+    alive = set(perfs)
+    while alive and time.monotonic() < deadline:
+        time.sleep(0.2)
+        alive = {p for p in alive if _comm(p) == "perf"}
+    for p in alive:  # don't leave it running even when the test fails
+        os.kill(p, signal.SIGKILL)
+    assert not alive, f"perf {alive} outlived the recorder"

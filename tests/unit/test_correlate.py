@@ -105,6 +105,13 @@ def test_summary_without_events_or_record() -> None:
         (0, None, None, None, None)
 
 
+def test_binomial_tail_survives_thousands_of_incidents() -> None:
+    # the plain comb(n, i) * p**i form overflows a float here
+    assert correlate.binomial_tail(550, 1100, 0.3) < 1e-30
+    assert correlate.binomial_tail(300, 1100, 0.3) == pytest.approx(0.8, abs=0.2)
+    assert correlate.binomial_tail(5000, 20000, 0.25) == pytest.approx(0.5, abs=0.05)
+
+
 def test_binomial_tail() -> None:
     assert correlate.binomial_tail(0, 10, 0.3) == 1.0
     assert correlate.binomial_tail(10, 10, 0.5) == pytest.approx(0.5**10)

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from corescope.analysis.episodes import coarse_view, find_episodes, resample
+from corescope.analysis.episodes import coarse_view, covered_spans, find_episodes
 from corescope.model.cores import FIELDS, CoreSample
 
 IDLE = tuple(100 if f == "idle" else 0 for f in FIELDS)
@@ -75,8 +75,7 @@ def test_coarse_view_takes_the_worst_window_an_episode_touches():
     assert machine == pytest.approx(300 / 120)
 
 
-def test_resample_sums_counters_per_window():
-    s = series(60, {0: range(0, 6)})
-    coarse = resample(s, 30.0)
-    assert len(coarse) == 2
-    assert coarse[0].deltas[0][FIELDS.index("system")] == 600
+def test_covered_spans_split_at_gaps():
+    s = series(20, {})
+    s = s[:5] + s[12:]
+    assert covered_spans(s) == [(3000.0, 3005.0), (3012.0, 3020.0)]

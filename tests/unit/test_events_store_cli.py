@@ -90,9 +90,12 @@ def _build_store(path: Path, now: float) -> None:
 
 
 def test_report_json_contract(tmp_path: Path) -> None:
+    import math
     import time
 
-    now = time.time()
+    # monitors' windows are epoch-aligned: pin the burn to seconds 29-33 of a minute, so it
+    # straddles one 30 s boundary and sits inside one 60 s window
+    now = math.floor(time.time() / 60) * 60 - 1
     _build_store(tmp_path / "s", now)
     data = run_cli_json("--store", str(tmp_path / "s"), "report", "--last", "10m", "--json")
     assert set(data) >= {"incidents", "summary"}

@@ -107,3 +107,27 @@ def test_unusable_store_is_a_clear_error(tmp_path):
         Store.open(tmp_path)
     with pytest.raises(StoreError, match="no store"):
         Store.open(tmp_path / "missing", create=False)
+
+
+def test_store_refuses_a_directory_it_does_not_own_or_a_symlink(tmp_path):
+    if os.geteuid() == 0:  # only root can give a directory away
+        foreign = tmp_path / "foreign"
+        foreign.mkdir(mode=0o777)
+        os.chown(foreign, 65534, 65534)
+        with pytest.raises(StoreError, match="belongs to uid 65534"):
+            Store.open(foreign)
+        assert not (foreign / "corescope.db").exists()
+    real = tmp_path / "real"
+    real.mkdir()
+    link = tmp_path / "link"
+    link.symlink_to(real)
+    with pytest.raises(StoreError, match="symlink"):
+        Store.open(link)
+
+
+def test_store_tightens_its_own_loose_directory(tmp_path):
+    d = tmp_path / "mine"
+    d.mkdir(mode=0o755)
+    d.chmod(0o755)
+    Store.open(d).close()
+    assert stat.S_IMODE(d.stat().st_mode) == 0o700

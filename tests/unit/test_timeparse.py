@@ -29,3 +29,10 @@ def test_garbage_is_a_clear_error(text: str):
             fn(text)
         except TimeParseError as exc:
             assert "expected" in str(exc)
+
+
+def test_iso_of_an_impossible_time_is_the_number():
+    from corescope.timeparse import iso
+
+    assert iso(1795981200.0) == "2026-11-29T19:40:00Z"
+    assert iso(1e20).startswith("@") and iso(float("nan")).startswith("@")

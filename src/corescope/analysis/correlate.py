@@ -97,18 +97,33 @@ def incidents(events: Sequence[KernelEvent], episodes: Sequence[Episode],
 
 def base_rate(episodes: Sequence[Episode], span: tuple[float, float],
               window_s: float = DEFAULT_WINDOW_S, samples: int = DEFAULT_BASE_SAMPLES,
-              seed: int = 0) -> float | None:
+              seed: int = 0, covered: Sequence[tuple[float, float]] | None = None
+              ) -> float | None:
     """The fraction of random instants in the record with an episode in the window before
-    them. Instants are drawn where a full window fits inside the record when it can."""
+    them. Instants are drawn only where the record was being taken (`covered`, the runs of
+    consecutive samples; the whole span when not given): a stretch with the recorder off has
+    no episodes only because nobody looked, and would deflate the rate. Within each stretch,
+    where a full window fits when it can."""
     t0, t1 = span
     if not (math.isfinite(t0) and math.isfinite(t1)) or t1 <= t0 or samples <= 0:
         return None
-    lo = t0 + window_s if t1 - t0 > window_s else t0
+    parts = [(a + window_s if b - a > window_s else a, b)
+             for a, b in (covered if covered else [span]) if b > a]
+    total = sum(b - a for a, b in parts)
+    if total <= 0:
+        return None
     rng = random.Random(seed)
     eps = sorted(episodes, key=lambda e: e.start)
     hits = 0
     for _ in range(samples):
-        t = rng.uniform(lo, t1)
+        x = rng.uniform(0, total)
+        for a, b in parts:  # map x onto the covered stretches, in order
+            if x <= b - a:
+                t = a + x
+                break
+            x -= b - a
+        else:
+            t = parts[-1][1]
         if any(e.start <= t and e.end >= t - window_s for e in eps):
             hits += 1
     return hits / samples
@@ -122,15 +137,20 @@ def binomial_tail(k: int, n: int, p: float) -> float:
         return 0.0
     if p >= 1.0:
         return 1.0
+    # terms in log space: comb(n, i) * p**i overflows a float past ~1,000 incidents
+    lp, lq = math.log(p), math.log1p(-p)
+    lgn = math.lgamma(n + 1)
     total = 0.0
     for i in range(k, n + 1):
-        total += math.comb(n, i) * p**i * (1 - p) ** (n - i)
+        total += math.exp(lgn - math.lgamma(i + 1) - math.lgamma(n - i + 1) + i * lp
+                          + (n - i) * lq)
     return min(1.0, total)
 
 
 def summarize(incs: Sequence[Incident], episodes: Sequence[Episode],
               span: tuple[float, float] | None, window_s: float = DEFAULT_WINDOW_S,
-              samples: int = DEFAULT_BASE_SAMPLES, seed: int = 0) -> CorrelationSummary:
+              samples: int = DEFAULT_BASE_SAMPLES, seed: int = 0,
+              covered: Sequence[tuple[float, float]] | None = None) -> CorrelationSummary:
     n = len(incs)
     preceded = [i for i in incs if i.preceding]
     nearest = [i.nearest for i in preceded if i.nearest is not None]
@@ -139,7 +159,7 @@ def summarize(incs: Sequence[Incident], episodes: Sequence[Episode],
     top = min(cpus.items(), key=lambda kv: (-kv[1], kv[0])) if cpus else None
     known = [i for i in preceded if any(p.serves_queue is not None for p in i.preceding)]
     serves = sum(1 for i in known if any(p.serves_queue for p in i.preceding))
-    br = base_rate(episodes, span, window_s, samples, seed) if span else None
+    br = base_rate(episodes, span, window_s, samples, seed, covered) if span else None
     frac = len(preceded) / n if n else None
     pval = binomial_tail(len(preceded), n, br) if (br is not None and n) else None
     return CorrelationSummary(

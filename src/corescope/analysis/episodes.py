@@ -12,8 +12,8 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-from corescope.analysis.usage import machine_usage, sample_usage, usage_of
-from corescope.model.cores import COMPOSITE_MODES, FIELDS, MODES, CoreSample, CpuUsage, Episode
+from corescope.analysis.usage import machine_usage, sample_usage, sum_deltas, usage_of
+from corescope.model.cores import COMPOSITE_MODES, MODES, CoreSample, CpuUsage, Episode
 
 DEFAULT_THRESHOLD = 90.0
 DEFAULT_MIN_DURATION = 2.0
@@ -86,14 +86,6 @@ def _close(
     ]
 
 
-def _sum_deltas(rows: Sequence[tuple[int, ...]]) -> tuple[int, ...]:
-    out = [0] * len(FIELDS)
-    for d in rows:
-        for i, v in enumerate(d):
-            out[i] += v
-    return tuple(out)
-
-
 def coarse_view(
     samples: Sequence[CoreSample], cpu: int, start: float, end: float, window: float, mode: str
 ) -> tuple[float, float]:
@@ -108,23 +100,21 @@ def coarse_view(
         inside = [s for s in samples if lo <= s.t - s.interval_s / 2 < hi]
         core_rows = [s.deltas[cpu] for s in inside if cpu in s.deltas]
         if core_rows:
-            best_core = max(best_core, usage_of(cpu, _sum_deltas(core_rows)).mode_pct(mode))
+            best_core = max(best_core, usage_of(cpu, sum_deltas(core_rows)).mode_pct(mode))
         all_rows = [d for s in inside for d in s.deltas.values()]
         if all_rows:
-            best_machine = max(best_machine, usage_of(-1, _sum_deltas(all_rows)).mode_pct(mode))
+            best_machine = max(best_machine, usage_of(-1, sum_deltas(all_rows)).mode_pct(mode))
     return best_core, best_machine
 
 
-def resample(samples: Sequence[CoreSample], window: float) -> list[CoreSample]:
-    """The same record as a monitor sampling every `window` seconds would hold it."""
-    buckets: dict[int, list[CoreSample]] = {}
-    for s in samples:
-        buckets.setdefault(math.floor((s.t - s.interval_s / 2) / window), []).append(s)
-    out = []
-    for b in sorted(buckets):
-        group = buckets[b]
-        cpus = {c for s in group for c in s.deltas}
-        deltas = {c: _sum_deltas([s.deltas[c] for s in group if c in s.deltas]) for c in cpus}
-        out.append(CoreSample(t=group[-1].t, interval_s=sum(s.interval_s for s in group),
-                              deltas=deltas))
-    return out
+def covered_spans(samples: Sequence[CoreSample]) -> list[tuple[float, float]]:
+    """The stretches of time the record covers: runs of consecutive samples."""
+    spans: list[tuple[float, float]] = []
+    prev: CoreSample | None = None
+    for s in sorted(samples, key=lambda x: x.t):
+        if prev is None or _gap(prev, s):
+            spans.append((s.t - s.interval_s, s.t))
+        else:
+            spans[-1] = (spans[-1][0], s.t)
+        prev = s
+    return spans

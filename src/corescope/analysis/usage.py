@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from corescope.model.cores import FIELDS, MODES, CoreSample, CpuUsage
 
 _IDX = {name: i for i, name in enumerate(FIELDS)}
@@ -39,10 +41,15 @@ def sample_usage(sample: CoreSample) -> dict[int, CpuUsage]:
     return {cpu: usage_of(cpu, d) for cpu, d in sample.deltas.items()}
 
 
-def machine_usage(sample: CoreSample) -> CpuUsage:
-    """mpstat's `all` row: the sum of the per-CPU counters (CPU -1)."""
+def sum_deltas(rows: Iterable[tuple[int, ...]]) -> tuple[int, ...]:
+    """Field-wise sum of tick-delta rows (over CPUs, or over time)."""
     summed = [0] * len(FIELDS)
-    for d in sample.deltas.values():
+    for d in rows:
         for i, v in enumerate(d):
             summed[i] += v
-    return usage_of(-1, tuple(summed))
+    return tuple(summed)
+
+
+def machine_usage(sample: CoreSample) -> CpuUsage:
+    """mpstat's `all` row: the sum of the per-CPU counters (CPU -1)."""
+    return usage_of(-1, sum_deltas(sample.deltas.values()))

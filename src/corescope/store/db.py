@@ -39,10 +39,16 @@ def default_store_dir() -> Path:
 
 
 def ensure_private_dir(path: Path) -> None:
-    """Create `path` 0700 (and tighten it if it already exists and we own it)."""
+    """Create `path` 0700, or accept an existing one only if it is a real directory we own
+    (tightened to 0700): stacks and command lines must not land where others can swap files."""
     path.mkdir(mode=0o700, parents=True, exist_ok=True)
-    st = path.stat()
-    if stat.S_IMODE(st.st_mode) & 0o077 and st.st_uid == os.geteuid():
+    st = path.lstat()
+    if stat.S_ISLNK(st.st_mode) or not stat.S_ISDIR(st.st_mode):
+        raise OSError(f"{path} is a symlink or not a directory; refusing to keep data there")
+    if st.st_uid != os.geteuid():
+        raise OSError(f"{path} belongs to uid {st.st_uid}, not us (uid {os.geteuid()}); "
+                      "refusing to keep data there")
+    if stat.S_IMODE(st.st_mode) & 0o077:
         path.chmod(0o700)
 
 

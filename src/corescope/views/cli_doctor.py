@@ -12,10 +12,8 @@ import click
 from corescope.checks import CHECK_MODULES
 from corescope.checks.base import DoctorContext
 from corescope.model.common import Finding, SensorStatus
-from corescope.model.cores import CoreSample
-from corescope.sources.frames import has_frames, load_frames
-from corescope.sources.procstat import ProcStatReader, delta
-from corescope.sources.replay import replay_samples
+from corescope.sources.frames import has_frames
+from corescope.sources.sampling import sample_cores
 from corescope.store.db import DB_NAME, Store, StoreError
 from corescope.views.clitypes import (
     DURATION,
@@ -27,25 +25,6 @@ from corescope.views.clitypes import (
 )
 
 _SEVERITY_ORDER = {"critical": 0, "warning": 1, "info": 2}
-
-
-def sample_live(ctx: CliContext, seconds: float, interval: float = 1.0) -> list[CoreSample]:
-    """Per-core samples for `seconds`: from the kernel, or from the frames of a replay root."""
-    if has_frames(ctx.root):
-        return list(replay_samples(load_frames(ctx.root)))
-    out: list[CoreSample] = []
-    with ProcStatReader(ctx.root) as reader:
-        prev, prev_mono = reader.read(), time.monotonic()
-        deadline = prev_mono + seconds
-        while True:
-            wait = min(interval, deadline - time.monotonic())
-            if wait <= 0:
-                break
-            time.sleep(wait)
-            cur, mono = reader.read(), time.monotonic()
-            out.append(delta(prev, cur, time.time(), mono - prev_mono))
-            prev, prev_mono = cur, mono
-    return out
 
 
 @click.command()
@@ -63,7 +42,7 @@ def doctor(obj: CliContext, seconds: float, since: float, as_json: bool) -> None
         fail("--seconds must be at least 1")
     start = time.time()
     try:
-        live = sample_live(obj, seconds)
+        live = sample_cores(obj.root, seconds)
     except (OSError, ValueError) as exc:
         fail(f"cannot sample per-core CPU time: {exc}")
     end = time.time()
