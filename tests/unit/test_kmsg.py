@@ -229,6 +229,33 @@ def test_property_text_parsers_never_raise(text: str) -> None:
     parse_journal_json(text)
 
 
+# Journal values as json.dumps writes them: huge and non-finite numbers included, since
+# int(inf) raises OverflowError and 10**400 is a valid JSON integer.
+_JSON_NUMBER = st.one_of(
+    st.floats(allow_nan=True, allow_infinity=True),
+    st.integers(),
+    st.sampled_from([10**400, -(10**400), 2**63, 2**64, 1e308, -1e308]),
+)
+_JSON_VALUE = st.one_of(st.none(), st.booleans(), st.text(max_size=20), _JSON_NUMBER,
+                        st.lists(_JSON_NUMBER, max_size=8))
+_JOURNAL_KEYS = st.sampled_from(["MESSAGE", "__REALTIME_TIMESTAMP",
+                                 "_SOURCE_MONOTONIC_TIMESTAMP", "PRIORITY", "SYSLOG_FACILITY",
+                                 "_BOOT_ID", "_KERNEL_DEVICE", "_TRANSPORT"])
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.dictionaries(_JOURNAL_KEYS, _JSON_VALUE, max_size=8), max_size=5))
+def test_property_journal_parser_survives_huge_numbers(entries: list[dict]) -> None:
+    import json
+
+    text = "\n".join(json.dumps(e) for e in entries)  # inf/nan as Infinity/NaN, as Python reads
+    recs, _ = parse_journal_json(text)
+    anchor = anchor_clock()
+    for r in recs:  # downstream arithmetic (events --file) must not overflow either
+        if r.usec is not None:
+            anchor.wall_of(r.usec)
+
+
 @settings(max_examples=200, deadline=None)
 @given(st.lists(st.one_of(st.binary(max_size=80), st.sampled_from([errno.EPIPE, errno.EIO])),
                 max_size=30))

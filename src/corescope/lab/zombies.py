@@ -7,28 +7,34 @@ memcg until the file is deleted (or the cache dropped). `clean` does that.
 
 Only cgroups under `<memory mount>/corescope-lab` and files under
 `/var/tmp/corescope-lab` are ever created or removed. Everything here needs root.
+
+/var/tmp is world-writable, so the files directory is only used when it is a real directory
+(no symlink) owned by us and writable by nobody else, and the files in it are created with
+O_EXCL|O_NOFOLLOW: as root, following a link someone else planted there would let them
+choose what gets written or deleted.
 """
 
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import errno
 import os
 import shutil
 import signal
+import stat
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+from corescope.lab.hotcore import set_process_name
 from corescope.model.cgroups import LAB_NAME
 from corescope.rootfs import Root
 from corescope.sources.cgroups import read_layout
 
-FILES = Path("/var/tmp") / LAB_NAME
-PIDFILE = FILES / "crashloop.pid"
+FILES = Path("/var/tmp") / LAB_NAME  # default; the lab functions take `files_dir` instead
+PIDFILE_NAME = "crashloop.pid"
 PAGE = b"corescope-lab: this page pins a memory cgroup\n".ljust(4096, b".")
 
 
@@ -109,16 +115,56 @@ def _rmdir(path: Path, tries: int = 50) -> bool:
     return False
 
 
-def _set_comm(name: bytes) -> None:
+def _check_private_dir(path: Path) -> None:
+    """Refuse `path` unless it is a real directory (lstat: not a symlink) owned by our euid
+    that neither group nor others may write. With that (and /var/tmp's sticky bit) nobody
+    else can add, swap or remove entries under it."""
     try:
-        libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(15, ctypes.c_char_p(name[:15]), 0, 0, 0)  # PR_SET_NAME
-    except (OSError, AttributeError):
-        pass
+        st = os.lstat(path)
+    except OSError as exc:
+        raise LabError(f"cannot stat the lab's file directory {path}: {exc.strerror}") from exc
+    if not stat.S_ISDIR(st.st_mode):  # lstat: a symlink to a directory is refused too
+        raise LabError(f"{path} is not a plain directory (a symlink or a file); refusing to "
+                       "use it: remove it and rerun")
+    if st.st_uid != os.geteuid():
+        raise LabError(f"{path} is owned by uid {st.st_uid}, not by us (uid {os.geteuid()}); "
+                       "refusing to use it (someone else may have planted it): remove it and "
+                       "rerun")
+    if st.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
+        raise LabError(f"{path} is writable by group or others (mode "
+                       f"{stat.S_IMODE(st.st_mode):o}); refusing to use it: remove it and rerun")
+
+
+def _private_dir(path: Path) -> Path:
+    """Create `path` 0700 unless it exists, then check it is ours (_check_private_dir).
+    Not mkdir(parents=True, exist_ok=True): that accepts a directory anyone pre-created."""
+    with contextlib.suppress(FileExistsError):
+        os.mkdir(path, 0o700)
+    _check_private_dir(path)
+    return path
+
+
+def _existing_private_dir(path: Path) -> bool:
+    """False when `path` does not exist; True when it is ours; LabError when it is not."""
+    if not os.path.lexists(path):
+        return False
+    _check_private_dir(path)
+    return True
+
+
+def _create_file(path: Path, data: bytes) -> None:
+    """Write a new file that must not exist yet and must not be a link: the names here are
+    predictable, so O_EXCL|O_NOFOLLOW keeps a planted file or symlink from being used."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC,
+                 0o600)
+    try:
+        os.write(fd, data)
+    finally:
+        os.close(fd)
 
 
 def _spawn_in(cgroup: Path, file: Path, lifetime_s: float = 0.0, exit_code: int = 0,
-              comm: bytes = b"corescope-lab") -> int:
+              comm: str = "corescope-lab") -> int:
     """Fork a process that joins `cgroup`, writes one page to `file`, lives `lifetime_s`,
     and exits with `exit_code`. Returns its pid."""
     pid = os.fork()
@@ -129,14 +175,10 @@ def _spawn_in(cgroup: Path, file: Path, lifetime_s: float = 0.0, exit_code: int 
         signal.signal(signal.SIGTERM, signal.SIG_DFL)
         signal.signal(signal.SIGHUP, signal.SIG_DFL)
         signal.signal(signal.SIGINT, signal.SIG_DFL)
-        _set_comm(comm)
+        set_process_name(comm)
         with open(cgroup / "cgroup.procs", "w") as f:
             f.write(str(os.getpid()))
-        fd = os.open(file, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        try:
-            os.write(fd, PAGE)
-        finally:
-            os.close(fd)
+        _create_file(file, PAGE)
         if lifetime_s > 0:
             time.sleep(lifetime_s)
         code = exit_code
@@ -152,12 +194,13 @@ def _reap(pid: int) -> int:
 
 
 def make_zombies(count: int, paths: LabPaths | None = None,
-                 progress: Callable[[int], None] | None = None) -> int:
+                 progress: Callable[[int], None] | None = None,
+                 files_dir: Path | None = None) -> int:
     """Create `count` dying memcgs under corescope-lab/zombies. Returns how many."""
     paths = paths or lab_paths()
+    # the files directory first: refused before any cgroup is made
+    files = _private_dir(_private_dir(files_dir or FILES) / "zombies")
     parent = _ensure_parent(paths, "zombies")
-    files = FILES / "zombies"
-    files.mkdir(parents=True, exist_ok=True, mode=0o700)
     tag = f"{os.getpid()}-{int(time.time())}"
     made = 0
     pid: int | None = None
@@ -201,16 +244,18 @@ class CrashloopResult:
 
 
 def crashloop(interval_s: float, duration_s: float, paths: LabPaths | None = None,
-              on_restart: Callable[[int], None] | None = None) -> CrashloopResult:
+              on_restart: Callable[[int], None] | None = None,
+              files_dir: Path | None = None) -> CrashloopResult:
     """An "agent" that crashes and is restarted, each time in a fresh child cgroup under
     corescope-lab/agent, the way a runtime starts each container attempt. Each attempt writes
     its state file (one page), lives half the interval, then crashes (exit 1); the
     supervisor removes its cgroup and waits the other half before restarting it."""
     paths = paths or lab_paths()
+    top = _private_dir(files_dir or FILES)
+    files = _private_dir(top / "agent")
+    pidfile = top / PIDFILE_NAME
     parent = _ensure_parent(paths, "agent")
-    files = FILES / "agent"
-    files.mkdir(parents=True, exist_ok=True, mode=0o700)
-    PIDFILE.write_text(str(os.getpid()))
+    _write_pidfile(pidfile)
     tag = f"{os.getpid()}-{int(time.time())}"
     start = time.monotonic()
     n = 0
@@ -223,7 +268,7 @@ def crashloop(interval_s: float, duration_s: float, paths: LabPaths | None = Non
                 cgroup = parent / f"run-{tag}-{n}"
                 os.mkdir(cgroup)
                 pid = _spawn_in(cgroup, files / f"run-{tag}-{n}.state", interval_s / 2,
-                                exit_code=1, comm=b"corescope-agent")
+                                exit_code=1, comm="corescope-agent")
                 _reap(pid)
                 pid = None
                 _rmdir(cgroup)
@@ -237,11 +282,19 @@ def crashloop(interval_s: float, duration_s: float, paths: LabPaths | None = Non
             if cgroup is not None and cgroup.exists():
                 _rmdir(cgroup)
             try:
-                if PIDFILE.read_text().strip() == str(os.getpid()):
-                    PIDFILE.unlink()
+                if pidfile.read_text().strip() == str(os.getpid()):
+                    pidfile.unlink()
             except OSError:
                 pass
     return CrashloopResult(n, time.monotonic() - start, "/" + LAB_NAME + "/agent")
+
+
+def _write_pidfile(pidfile: Path) -> None:
+    """Our pid, in the checked directory. A stale pidfile (a crashloop killed with -9) is
+    replaced: unlink then O_EXCL|O_NOFOLLOW, never writing through a link."""
+    with contextlib.suppress(FileNotFoundError):
+        os.unlink(pidfile)
+    _create_file(pidfile, str(os.getpid()).encode())
 
 
 @dataclass
@@ -251,12 +304,13 @@ class CleanResult:
     files_removed: int
     dropped_caches: bool
     stopped_crashloop: int | None
+    files_refused: str | None = None  # why the files directory was left alone (not ours)
 
 
-def _stop_crashloop() -> int | None:
+def _stop_crashloop(pidfile: Path) -> int | None:
     """SIGTERM a running `lab crashloop` (its pidfile), after checking it is one."""
     try:
-        pid = int(PIDFILE.read_text().strip())
+        pid = int(pidfile.read_text().strip())
         cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
     except (OSError, ValueError):
         return None
@@ -270,10 +324,21 @@ def _stop_crashloop() -> int | None:
     return pid
 
 
-def clean(drop_caches: bool = False, paths: LabPaths | None = None) -> CleanResult:
+def clean(drop_caches: bool = False, paths: LabPaths | None = None,
+          files_dir: Path | None = None) -> CleanResult:
     """Stop a running crashloop, kill anything left in lab cgroups, remove them bottom-up,
-    delete the pinning files, and optionally drop the page/dentry/inode caches."""
-    stopped = _stop_crashloop()
+    delete the pinning files, and optionally drop the page/dentry/inode caches.
+
+    A files directory that is not ours (see _check_private_dir) is neither read nor removed
+    (its pidfile could name any process, rmtree could be steered): the cgroups are still
+    cleaned and `files_refused` says why the files were not."""
+    top = files_dir or FILES
+    refused: str | None = None
+    try:
+        have_files = _existing_private_dir(top)
+    except LabError as exc:
+        have_files, refused = False, str(exc)
+    stopped = _stop_crashloop(top / PIDFILE_NAME) if have_files else None
     try:
         paths = paths or lab_paths()
     except LabError:
@@ -286,18 +351,24 @@ def clean(drop_caches: bool = False, paths: LabPaths | None = None) -> CleanResu
             if _rmdir(d, tries=200):
                 removed += 1
     nfiles = 0
-    for sub in ("zombies", "agent"):
-        p = FILES / sub
-        if p.is_dir():
-            nfiles += sum(len(f) for _, _, f in os.walk(p))
-            shutil.rmtree(p, ignore_errors=True)
-    with contextlib.suppress(OSError):
-        FILES.rmdir()  # only if nothing else of the lab's is left there
+    for sub in ("zombies", "agent") if have_files else ():
+        p = top / sub
+        try:
+            if not _existing_private_dir(p):
+                continue
+        except LabError as exc:
+            refused = refused or str(exc)
+            continue
+        nfiles += sum(len(f) for _, _, f in os.walk(p))
+        shutil.rmtree(p, ignore_errors=True)
+    if have_files:
+        with contextlib.suppress(OSError):
+            top.rmdir()  # only if nothing else of the lab's is left there
     if drop_caches:
         os.sync()
         # 3: page cache plus dentries and inodes; the latter pin the last few memcgs
         Path("/proc/sys/vm/drop_caches").write_text("3")
-    return CleanResult(removed, killed, nfiles, drop_caches, stopped)
+    return CleanResult(removed, killed, nfiles, drop_caches, stopped, refused)
 
 
 def settle(read: Callable[[], int | None], timeout_s: float = 3.0, quiet_s: float = 0.3

@@ -27,6 +27,7 @@ from corescope.model.cgroups import (
 )
 from corescope.model.common import Diagnostic
 from corescope.rootfs import Root
+from corescope.sources.boot import read_boot_id
 
 # Mount flags that can appear among a cgroup v1 mount's options and are not controllers.
 _GENERIC_OPTS = frozenset({
@@ -251,13 +252,6 @@ def walk_live(top: Path) -> LiveTree:
     return tree
 
 
-def boot_id(root: Root) -> str:
-    try:
-        return root.read_text("/proc/sys/kernel/random/boot_id").strip()
-    except OSError:
-        return ""
-
-
 def uptime_s(root: Root) -> float | None:
     try:
         return float(root.read_text("/proc/uptime").split()[0])
@@ -283,7 +277,8 @@ class CensusResult:
 def take_census(root: Root, layout: CgroupLayout, now: float | None = None) -> CensusResult:
     """Count memory cgroups now. None census when this host has no memory controller."""
     now = time.time() if now is None else now
-    bid, up = boot_id(root), uptime_s(root)
+    # "" when unknown: MemcgCensus.boot_id is a plain string
+    bid, up = read_boot_id(root) or "", uptime_s(root)
     if layout.memory == "v1" and layout.memory_mount:
         return _census_v1(root, layout, now, bid, up)
     if layout.memory == "v2" and layout.memory_mount:

@@ -27,6 +27,10 @@ from corescope.rootfs import Root
 # than the record, and records are at most CONSOLE_EXT_LOG_MAX (8 KiB) long.
 READ_SIZE = 16384
 
+# Parsed integers must fit SQLite's INTEGER (signed 64-bit) and turn into finite floats
+# (usec / 1e6): a saved log is untrusted input and may carry any number at all.
+_INT_MAX = 2**63 - 1
+
 _ESCAPE = re.compile(rb"\\x([0-9a-fA-F]{2})")
 
 
@@ -58,10 +62,13 @@ def parse_kmsg_record(data: bytes, source: str = "/dev/kmsg"
         prio = int(parts[0])
         seq = int(parts[1])
         usec = int(parts[2])
-    except ValueError:
+    except ValueError:  # also: more digits than int() will read (sys.int_info)
         return None, [Diagnostic(source, f"unreadable record header: {prefix[:60]!r}")]
     if prio < 0 or seq < 0 or usec < 0:
         return None, [Diagnostic(source, f"negative field in record header: {prefix[:60]!r}")]
+    if max(prio, seq, usec) > _INT_MAX:  # the kernel's are u64; beyond int64 is garbage
+        return None, [Diagnostic(source, f"field out of range in record header: "
+                                 f"{prefix[:60]!r}")]
     flags = parts[3].decode("ascii", errors="replace") if len(parts) > 3 else ""
     meta: dict[str, str] = {}
     for line in rest.split(b"\n"):
@@ -114,7 +121,7 @@ def parse_kmsg_dump(data: bytes, source: str = "kmsg dump"
 # `[  123.456789] msg`, optionally after `<6>` (dmesg -r) and `kern  :err   : ` (dmesg -x).
 _DMESG = re.compile(
     rb"^(?:<(?P<prio>\d{1,4})>)?(?:(?P<fac>[a-z]+)\s*:(?P<lvl>[a-z]+)\s*:\s)?"
-    rb"\[\s*(?P<sec>\d+)\.(?P<frac>\d{1,9})\]\s?(?P<msg>.*)$"
+    rb"\[\s*(?P<sec>\d{1,12})\.(?P<frac>\d{1,9})\]\s?(?P<msg>.*)$"
 )
 # `dmesg -T`: `[Sun Nov 29 19:36:54 2026] msg` (local time)
 _DMESG_CTIME = re.compile(
@@ -133,7 +140,9 @@ _LEVELS = {"emerg": 0, "alert": 1, "crit": 2, "err": 3, "warn": 4, "notice": 5, 
            "debug": 7}
 
 
-_FAST = re.compile(rb"\[\s*(\d+)\.(\d{6})\] ?(.*)$")  # the common `[  123.456789] msg`
+# the common `[  123.456789] msg`; seconds bounded like _DMESG's (a longer run of digits
+# is no real stamp, and past 4300 of them int() raises)
+_FAST = re.compile(rb"\[\s*(\d{1,12})\.(\d{6})\] ?(.*)$")
 
 
 def parse_dmesg(data: str | bytes, source: str = "dmesg"
@@ -274,7 +283,7 @@ def _journal_record(obj: dict) -> KmsgRecord | None:
     if isinstance(msg, list):  # non-UTF-8 messages come as byte arrays
         try:
             msg = bytes(int(b) & 0xFF for b in msg).decode("utf-8", errors="replace")
-        except (TypeError, ValueError):
+        except (TypeError, ValueError, OverflowError):  # int(inf) raises OverflowError
             return None
     if not isinstance(msg, str):
         return None
@@ -282,9 +291,12 @@ def _journal_record(obj: dict) -> KmsgRecord | None:
     def num(key: str) -> int | None:
         v = obj.get(key)
         try:
-            return int(v) if v is not None else None
-        except (TypeError, ValueError):
+            n = int(v) if v is not None else None
+        except (TypeError, ValueError, OverflowError):  # int(1e400) is int(inf): Overflow
             return None
+        # 10**400 is a valid JSON int: out of int64 it would overflow realtime / 1e6 and
+        # the store, so it is treated as missing
+        return n if n is None or -_INT_MAX <= n <= _INT_MAX else None
 
     realtime = num("__REALTIME_TIMESTAMP")
     meta = {}

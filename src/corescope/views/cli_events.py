@@ -28,9 +28,12 @@ from corescope.views.clitypes import (
 )
 
 
-def _open_store(obj: CliContext) -> Store:
+def _open_store(obj: CliContext, file_hint: bool = False) -> Store:
+    """The store, or exit 2. `file_hint`: the command has --file (events does, report
+    does not), so only then is it suggested."""
     if not (obj.store_dir / DB_NAME).exists():
-        fail(f"no store at {obj.store_dir} (run `corescope record` first, or use --file)")
+        hint = ", or use --file" if file_hint else ""
+        fail(f"no store at {obj.store_dir} (run `corescope record` first{hint})")
     try:
         return Store.open(obj.store_dir, create=False)
     except StoreError as exc:
@@ -87,7 +90,7 @@ def events(obj: CliContext, since: float | None, kinds: tuple[str, ...], show_al
         lost = 0
         extra = {"source": str(file_), "clock": clock, "diagnostics": diags}
     else:
-        store = _open_store(obj)
+        store = _open_store(obj, file_hint=True)
         t0 = now - (since if since is not None else 3600.0)
         evs = store_events.read_events(store, t0, now + 1)
         lost = store_events.lost_records(store, t0, now + 1)

@@ -196,6 +196,13 @@ def _watch_line(r: ZombieReport, as_json: bool) -> None:
 # --- lab --------------------------------------------------------------------------------------
 
 
+def _lab_os_error(what: str, exc: OSError) -> str:
+    """One line for an OSError from the lab (mkdir/rmdir/write on cgroupfs or /var/tmp),
+    instead of a traceback."""
+    where = f" ({exc.filename})" if exc.filename else ""
+    return f"{what} failed: {exc.strerror or exc}{where}"
+
+
 def _lab_root_check(obj: CliContext) -> None:
     if not obj.root.is_live:
         fail("lab commands act on the live kernel; they do not take --root")
@@ -224,6 +231,10 @@ def lab_zombies(obj: CliContext, count: int, yes: bool) -> None:
         fail(str(exc))
     except KeyboardInterrupt:
         fail("interrupted; partial zombies remain until `corescope lab clean --yes`")
+    except OSError as exc:
+        # the lab's finally blocks have already run; e.g. a read-only cgroupfs (EROFS)
+        fail(_lab_os_error("lab zombies", exc) + "; partial zombies (if any) remain until "
+             "`corescope lab clean --yes`")
     after = _dying()
     click.echo(f"corescope lab zombies: made {made} dying memcgs under {paths.base}/zombies "
                f"in {time.monotonic() - t0:.1f}s (dying {before} -> {after}); undo with "
@@ -267,6 +278,8 @@ def crashloop(obj: CliContext, interval: float, duration: float, yes: bool) -> N
     except KeyboardInterrupt:
         click.echo("corescope lab crashloop: stopped", err=True)
         return
+    except OSError as exc:  # after the lab's own cleanup (its finally blocks) ran
+        fail(_lab_os_error("lab crashloop", exc))
     click.echo(f"corescope lab crashloop: {res.restarts} restarts in {res.seconds:.1f}s; "
                "undo with `corescope lab clean --yes --drop-caches`", err=True)
 
@@ -284,12 +297,15 @@ def clean(obj: CliContext, yes: bool, drop_caches: bool, as_json: bool) -> None:
                         + (" and drop the machine's caches." if drop_caches else "."))
     _lab_root_check(obj)
     before = _dying()
-    res = labz.clean(drop_caches)
+    try:
+        res = labz.clean(drop_caches)
+    except OSError as exc:  # e.g. drop_caches or a cgroup rmdir refused
+        fail(_lab_os_error("lab clean", exc))
     after = labz.settle(_dying)
     out = {"cgroups_removed": res.cgroups_removed, "processes_killed": res.processes_killed,
            "files_removed": res.files_removed, "dropped_caches": res.dropped_caches,
            "stopped_crashloop": res.stopped_crashloop, "dying_before": before,
-           "dying_after": after}
+           "dying_after": after, "files_refused": res.files_refused}
     if as_json:
         emit_json(out)
     else:
@@ -297,6 +313,8 @@ def clean(obj: CliContext, yes: bool, drop_caches: bool, as_json: bool) -> None:
                    f"{res.files_removed} files"
                    + (", dropped caches" if drop_caches else "")
                    + f"; dying {before} -> {after}", err=True)
+    if res.files_refused is not None:  # cgroups were cleaned; the files were left alone
+        fail(f"lab clean left the lab's files alone: {res.files_refused}")
 
 
 def register(cli: click.Group, lab: click.Group) -> None:
