@@ -16,7 +16,7 @@ from typing import Any
 from corescope.model.cgroups import RestartRecord
 from corescope.model.common import Diagnostic, SensorStatus
 from corescope.rootfs import Root
-from corescope.runner import Runner, ToolMissing
+from corescope.runner import Runner, RunResult, ToolMissing
 
 RESTART_MESSAGE_ID = "5eb03494b6584870a536b337290809b3"
 SYSTEMCTL_PROPS = ("Id", "NRestarts", "SubState", "ActiveState", "Result", "ControlGroup",
@@ -366,15 +366,8 @@ def _collect_systemd(root: Root, runner: Runner, now: float, since: float | None
         return
     argv = ["systemctl", "show", "--no-pager", "-p", ",".join(SYSTEMCTL_PROPS), "--",
             "*.service"]
-    try:
-        res = runner.run(argv, timeout=timeout)
-    except ToolMissing:
-        ev.statuses.append(SensorStatus("systemd", False, "systemctl not found: unit "
-                                        "restarts not measured"))
-        return
-    if not res.ok:
-        ev.statuses.append(SensorStatus("systemd", False, f"systemctl show failed "
-                                        f"({res.returncode}): {res.stderr.strip()[:200]}"))
+    res = _run_tool(runner, argv, timeout, ev, "systemd", "unit restarts")
+    if res is None:
         return
     recs, d = parse_systemctl_show(res.stdout, now)
     ev.records += recs
@@ -396,16 +389,26 @@ def _collect_systemd(root: Root, runner: Runner, now: float, since: float | None
     ev.statuses.append(SensorStatus("systemd", True, detail))
 
 
-def _collect_crictl(runner: Runner, now: float, timeout: float, ev: RestartEvidence) -> None:
+def _run_tool(runner: Runner, argv: list[str], timeout: float, ev: RestartEvidence,
+              sensor: str, what: str) -> RunResult | None:
+    """Run one evidence tool; on a missing tool or a failure, say what was not measured."""
     try:
-        res = runner.run(["crictl", "ps", "-a", "-o", "json"], timeout=timeout)
+        res = runner.run(argv, timeout=timeout)
     except ToolMissing:
-        ev.statuses.append(SensorStatus("crictl", False, "crictl not found: CRI container "
-                                        "restarts not measured"))
-        return
+        ev.statuses.append(SensorStatus(sensor, False, f"{argv[0]} not found: {what} not "
+                                        "measured"))
+        return None
     if not res.ok:
-        ev.statuses.append(SensorStatus("crictl", False, f"crictl ps failed ({res.returncode})"
-                                        f": {res.stderr.strip()[:200]}"))
+        ev.statuses.append(SensorStatus(sensor, False, f"{argv[0]} {argv[1]} failed "
+                                        f"({res.returncode}): {res.stderr.strip()[:200]}"))
+        return None
+    return res
+
+
+def _collect_crictl(runner: Runner, now: float, timeout: float, ev: RestartEvidence) -> None:
+    res = _run_tool(runner, ["crictl", "ps", "-a", "-o", "json"], timeout, ev, "crictl",
+                    "CRI container restarts")
+    if res is None:
         return
     recs, d = parse_crictl_ps(res.stdout, now)
     ev.records += recs
@@ -414,16 +417,9 @@ def _collect_crictl(runner: Runner, now: float, timeout: float, ev: RestartEvide
 
 
 def _collect_docker(runner: Runner, now: float, timeout: float, ev: RestartEvidence) -> None:
-    try:
-        res = runner.run(["docker", "ps", "-a", "--no-trunc", "--format", "{{json .}}"],
-                         timeout=timeout)
-    except ToolMissing:
-        ev.statuses.append(SensorStatus("docker", False, "docker not found: docker container "
-                                        "restarts not measured"))
-        return
-    if not res.ok:
-        ev.statuses.append(SensorStatus("docker", False, f"docker ps failed ({res.returncode})"
-                                        f": {res.stderr.strip()[:200]}"))
+    res = _run_tool(runner, ["docker", "ps", "-a", "--no-trunc", "--format", "{{json .}}"],
+                    timeout, ev, "docker", "docker container restarts")
+    if res is None:
         return
     rows, d = parse_docker_ps(res.stdout)
     ev.diagnostics += d

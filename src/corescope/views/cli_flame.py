@@ -97,6 +97,19 @@ def _ring_window(store: Store, at: float | None, event: str | None, before: floa
     return at - before, at + after
 
 
+def _window_stream(obj: CliContext, at: float | None, event: str | None, before: float,
+                   after: float, cpu: int | None, diags: list[Diagnostic],
+                   progress: _Progress) -> tuple[Store, float, float, Any, int]:
+    """The store, the wall-clock window asked for, and the ring's samples in it (exit 2 when
+    the ring holds none there)."""
+    store = _open_store(obj)
+    lo, hi = _ring_window(store, at, event, before, after)
+    stream, nchunks = _ring_stream(obj, store, lo, hi, cpu, diags, progress)
+    if nchunks == 0:
+        _no_chunks(store, lo, hi)
+    return store, lo, hi, stream, nchunks
+
+
 def _ring_stream(obj: CliContext, store: Store, lo: float, hi: float, cpu: int | None,
                  diags: list[Diagnostic], progress: _Progress
                  ) -> tuple[Iterator[tuple[StackSample, float | None]], int]:
@@ -209,11 +222,8 @@ def register(cli: click.Group, lab: click.Group) -> None:
             report = FlameReport(prof.first_time, prof.last_time, "perf", cpu, prof,
                                  chunks=len(perf_scripts), limit=limit)
         else:
-            store = _open_store(obj)
-            lo, hi = _ring_window(store, at, event, before, after)
-            stream, nchunks = _ring_stream(obj, store, lo, hi, cpu, diags, progress)
-            if nchunks == 0:
-                _no_chunks(store, lo, hi)
+            store, lo, hi, stream, nchunks = _window_stream(obj, at, event, before, after, cpu,
+                                                            diags, progress)
             prof = _collect(_filtered(stream, pid, comm), include_idle)
             if diff_at is not None:
                 if diff_at.strip().lower() == "auto":
@@ -250,11 +260,8 @@ def register(cli: click.Group, lab: click.Group) -> None:
                       perf_query.file_samples(perf_scripts, cpu, diags, progress))
             clock = "perf"
         else:
-            store = _open_store(obj)
-            lo, hi = _ring_window(store, at, event, before, after)
-            stream, nchunks = _ring_stream(obj, store, lo, hi, cpu, diags, progress)
-            if nchunks == 0:
-                _no_chunks(store, lo, hi)
+            _store, lo, hi, stream, _n = _window_stream(obj, at, event, before, after, cpu,
+                                                        diags, progress)
             heat = Heatmap(start=lo, end=hi, row_ms=rows_ms)
             clock = "wall"
         _collect(_filtered(stream, pid, comm), False, heat)
