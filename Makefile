@@ -5,7 +5,7 @@ PY ?= python3
 
 doctor:
 	@scripts/setup.sh
-	corescope doctor
+	$(PY) -m corescope doctor
 
 test:
 	@scripts/setup.sh test
