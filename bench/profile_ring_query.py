@@ -44,9 +44,9 @@ def main() -> None:
         raw = Path(d) / "c.data"
         record_raw(raw, 3.0)
         runner = Runner()
-        from corescope.sources.perf_query import script_lines
-        from corescope.sources.perf_script import parse
-        times = [s.time for s in parse(script_lines(runner, raw)) if s.time is not None]
+        from corescope.sources.perf_query import script_blocks
+        from corescope.sources.perf_script import parse_blocks
+        times = [s.time for s in parse_blocks(script_blocks(runner, raw)) if s.time is not None]
         lo, hi = min(times), max(times) + 1e-6
         n = count_samples(runner, raw, lo, hi) or 0
         big = build(Path(d) / "big", raw, N, lo, hi, n)

@@ -34,10 +34,13 @@ SCRIPT_FIELDS = "comm,pid,tid,cpu,time,event,ip,sym,dso"
 Progress = Callable[[int, int, str], None]
 
 
-def script_lines(runner: Runner, data: Path, window: tuple[float, float] | None = None,
-                 cpu: int | None = None, diags: list[Diagnostic] | None = None,
-                 perf: str = "perf") -> Iterator[str]:
-    """Stream `perf script` text for one perf.data file, line by line."""
+BLOCK = 1 << 20  # text is handed to the parser in blocks this size: memory stays bounded
+
+
+def script_blocks(runner: Runner, data: Path, window: tuple[float, float] | None = None,
+                  cpu: int | None = None, diags: list[Diagnostic] | None = None,
+                  perf: str = "perf") -> Iterator[str]:
+    """Stream `perf script` text for one perf.data file, in blocks of up to BLOCK chars."""
     argv = [perf, "script", "-i", str(data), "-F", SCRIPT_FIELDS]
     if window is not None:
         argv += ["--time", time_arg(*window)]
@@ -55,7 +58,9 @@ def script_lines(runner: Runner, data: Path, window: tuple[float, float] | None 
         with contextlib.suppress(OSError):
             fcntl.fcntl(proc.stdout.fileno(), _F_SETPIPE_SZ, 1 << 20)
         try:
-            yield from io.TextIOWrapper(proc.stdout, encoding="utf-8", errors="replace")
+            text = io.TextIOWrapper(proc.stdout, encoding="utf-8", errors="replace")
+            while block := text.read(BLOCK):
+                yield block
         finally:
             if proc.poll() is None:
                 proc.kill()
@@ -95,8 +100,8 @@ def ring_samples(store: Store, runner: Runner, wall_start: float, wall_end: floa
                 diags.append(Diagnostic("profile ring", f"cannot decompress {chunk.path}: {exc}"))
                 continue
             lo, hi = win
-            lines = script_lines(runner, Path(tmp), win, cpu, diags)
-            for s in perf_script.parse(lines, diags, source=chunk.path):
+            blocks = script_blocks(runner, Path(tmp), win, cpu, diags)
+            for s in perf_script.parse_blocks(blocks, diags, source=chunk.path):
                 if s.time is None or not (lo <= s.time < hi):
                     continue  # the hand-over boundary belongs to the next chunk
                 if cpu is not None and s.cpu != cpu:
@@ -107,8 +112,9 @@ def ring_samples(store: Store, runner: Runner, wall_start: float, wall_end: floa
                 os.unlink(tmp)
 
 
-def open_lines(path: Path) -> Iterator[str]:
-    """Lines of a `perf script` text file, plain, gzipped or zstd-compressed (by magic)."""
+def open_blocks(path: Path) -> Iterator[str]:
+    """Text of a `perf script` file, plain, gzipped or zstd-compressed (by magic), in blocks
+    of up to BLOCK chars."""
     with open(path, "rb") as raw:
         magic = raw.read(4)
         raw.seek(0)
@@ -121,7 +127,8 @@ def open_lines(path: Path) -> Iterator[str]:
             stream = raw
         text = io.TextIOWrapper(stream, encoding="utf-8", errors="replace")  # type: ignore[arg-type]
         try:
-            yield from text
+            while block := text.read(BLOCK):
+                yield block
         except (OSError, EOFError, zstandard.ZstdError) as exc:
             # a truncated .gz/.zst: keep what was read, say where it stopped
             raise _Truncated(str(exc)) from exc
@@ -141,7 +148,7 @@ def file_samples(paths: Iterable[Path], cpu: int | None = None,
         if progress is not None:
             progress(i + 1, len(paths), str(p))
         try:
-            for s in perf_script.parse(open_lines(p), diags, source=str(p)):
+            for s in perf_script.parse_blocks(open_blocks(p), diags, source=str(p)):
                 if cpu is not None and s.cpu != cpu:
                     continue
                 yield s

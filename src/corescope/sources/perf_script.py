@@ -131,6 +131,18 @@ def _header(line: str) -> dict[str, str | None] | None:
     return m.groupdict() if m else None
 
 
+def _sample(head: dict[str, str | None], frames: tuple[Frame, ...]) -> StackSample | None:
+    try:
+        tid = int(head["tid"] or head["pid"] or 0)
+        pid = int(head["pid"] or 0)
+        cpu = int(head["cpu"]) if head["cpu"] is not None else None
+        t = float(head["time"]) if head["time"] is not None else None
+    except (TypeError, ValueError):
+        return None
+    comm = (head["comm"] or "").strip() or "[unknown]"
+    return StackSample(comm, pid, tid, cpu, t, head["event"] or "", frames)
+
+
 def parse(
     lines: Iterable[str | bytes],
     diagnostics: list[Diagnostic] | None = None,
@@ -155,16 +167,10 @@ def parse(
 
     def emit() -> StackSample | None:
         assert head is not None
-        try:
-            tid = int(head["tid"] or head["pid"] or 0)
-            pid = int(head["pid"] or 0)
-            cpu = int(head["cpu"]) if head["cpu"] is not None else None
-            t = float(head["time"]) if head["time"] is not None else None
-        except (TypeError, ValueError):
+        s = _sample(head, cache.stack(texts))
+        if s is None:
             note("unreadable numbers in record header", head_no)
-            return None
-        comm = (head["comm"] or "").strip() or "[unknown]"
-        return StackSample(comm, pid, tid, cpu, t, head["event"] or "", cache.stack(texts))
+        return s
 
     for raw in lines:
         lineno += 1
@@ -222,6 +228,68 @@ def parse(
             yield s
     if dropped:
         diags.append(Diagnostic(source, f"{dropped} more problems not listed"))
+
+
+# Inside a well-formed record every line after the header is an indented, non-blank frame
+# (or srcline) line; this finds any line that is not.
+_NOT_A_FRAME_LINE = re.compile(r"\n(?![\t ]+\S)")
+_BODY_CACHE_MAX = 100_000
+
+
+def parse_blocks(
+    blocks: Iterable[str],
+    diagnostics: list[Diagnostic] | None = None,
+    source: str = SOURCE,
+) -> Iterator[StackSample]:
+    """The same samples as `parse`, from blocks of text of any size (1 MiB reads of perf
+    script's pipe). Records are split on blank lines and a whole stack is looked up as one
+    string, so the common case runs in C; a record that is not well formed goes through
+    `parse` line by line (its diagnostics' line numbers then count from that record)."""
+    diags = diagnostics if diagnostics is not None else []
+    cache = _FrameCache()
+    bodies: dict[str, tuple[Frame, ...]] = {}
+    tail = ""
+    for block in blocks:
+        text = tail + block
+        cut = text.rfind("\n\n")
+        if cut < 0:
+            tail = text  # no record ends in this block yet (bounded by one record's size)
+            continue
+        tail = text[cut + 2 :]
+        yield from _records(text[:cut], cache, bodies, diags, source)
+    if tail.strip():
+        # input that ends without a blank line: the careful path says what was cut short
+        yield from parse(tail.splitlines(), diags, source)
+
+
+def _records(text: str, cache: _FrameCache, bodies: dict[str, tuple[Frame, ...]],
+             diags: list[Diagnostic], source: str) -> Iterator[StackSample]:
+    for rec in text.split("\n\n"):
+        rec = rec.strip("\n")
+        if not rec:
+            continue
+        nl = rec.find("\n")
+        header = rec if nl < 0 else rec[:nl]
+        m = None
+        if header[:1] not in ("\t", " ", "#", "") and (
+            nl < 0 or not _NOT_A_FRAME_LINE.search(rec, nl)
+        ):
+            m = _HEADER.match(header.rstrip("\r"))
+        if m is None:
+            yield from parse([*rec.split("\n"), ""], diags, source)
+            continue
+        body = "" if nl < 0 else rec[nl + 1 :]
+        frames = bodies.get(body)
+        if frames is None:
+            frames = cache.stack([ln.strip() for ln in body.split("\n")] if body else [])
+            if len(bodies) < _BODY_CACHE_MAX:
+                bodies[body] = frames
+        s = _sample(m.groupdict(), frames)
+        if s is None:
+            if len(diags) < _MAX_DIAGNOSTICS:
+                diags.append(Diagnostic(source, "unreadable numbers in record header"))
+            continue
+        yield s
 
 
 def parse_text(text: str | bytes) -> tuple[list[StackSample], list[Diagnostic]]:

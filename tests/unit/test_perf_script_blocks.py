@@ -1,0 +1,52 @@
+"""The block fast path must give exactly the samples of the line parser, however the text is
+cut into blocks, on every captured fixture and on fixtures mixed with garbage."""
+
+from __future__ import annotations
+
+import itertools
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from conftest import FIXTURES
+from corescope.sources.perf_script import parse, parse_blocks
+
+FIX = FIXTURES / "profiles"
+NAMES = ["burner_idle.txt", "garbage.txt", "inlined.txt", "truncated.txt",
+         "two_events_default.txt"]
+
+
+def by_lines(text: str) -> list:
+    return list(parse(text.splitlines(keepends=True), []))
+
+
+def cut(text: str, points: list[int]) -> list[str]:
+    points = sorted({p % (len(text) + 1) for p in points})
+    edges = [0, *points, len(text)]
+    return [text[a:b] for a, b in itertools.pairwise(edges)]
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_blocks_match_lines_on_fixtures(name: str):
+    text = (FIX / name).read_text(errors="replace")
+    want = by_lines(text)
+    for size in (1, 7, 64, 4096, 1 << 20):
+        blocks = [text[i : i + size] for i in range(0, len(text), size)]
+        diags: list = []
+        assert list(parse_blocks(blocks, diags)) == want, (name, size)
+        if name == "garbage.txt":
+            assert diags  # garbage is still reported
+
+
+_TEXTS = {n: (FIX / n).read_text(errors="replace") for n in NAMES}
+_JUNK = st.text(alphabet=st.sampled_from("ab\t \n#:[]0123f/."), max_size=40)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.one_of(st.sampled_from(NAMES).map(_TEXTS.get), _JUNK), min_size=1,
+                max_size=6),
+       st.lists(st.integers(0, 10**6), max_size=8))
+def test_blocks_match_lines_on_mixtures(parts: list[str], points: list[int]):
+    text = "\n".join(parts)
+    assert list(parse_blocks(cut(text, points), [])) == by_lines(text)
