@@ -1,0 +1,82 @@
+"""The whole incident, reproduced on this kernel with every sensor on at once: a crash-looping
+agent leaks memcgs, a core is pinned at system time, the NIC driver resets. corescope must tell
+the story end to end: doctor names all three, report ties the reset to the hot core, zombies
+names the leaking parent, and `flame --event` rewinds to what ran on that core."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import signal
+import subprocess
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from conftest import popen_cli, run_cli, run_cli_json
+
+BURNER = "corescope-burn"
+
+
+@pytest.fixture
+def story(tmp_path: Path) -> Iterator[Path]:
+    if shutil.which("perf") is None:
+        pytest.skip("perf not installed")
+    store = tmp_path / "store"
+    rec = popen_cli("record", "--store", str(store), "--profile-chunk", "10s",
+                    "--census-interval", "2")
+    crash = None
+    try:
+        time.sleep(8)  # a quiet start
+        assert rec.poll() is None, rec.communicate()
+        crash = popen_cli("lab", "crashloop", "--interval", "0.2", "--duration", "14", "--yes")
+        time.sleep(2)
+        run_cli("lab", "hotcore", "--cpu", "1", "--seconds", "6", "--yes", check=True)
+        run_cli("lab", "nicreset", "--yes", "--queue", "5", check=True)
+        crash.communicate(timeout=60)
+        assert crash.returncode == 0
+        time.sleep(4)  # a census and a profile chunk after the reset
+        yield store
+    finally:
+        if crash is not None and crash.poll() is None:
+            crash.kill()
+            crash.communicate()
+        rec.send_signal(signal.SIGINT)
+        try:
+            rec.communicate(timeout=120)
+        except subprocess.TimeoutExpired:
+            rec.kill()
+            rec.communicate()
+        run_cli("lab", "clean", "--yes", "--drop-caches", timeout=120)
+
+
+def test_the_incident_end_to_end(story: Path) -> None:
+    store = str(story)
+    # 1. doctor: the hot core, the reset that followed it, and the leak
+    doc = run_cli("doctor", "--store", store, "--seconds", "1", "--since", "10m", "--json")
+    assert doc.returncode == 1, doc.stderr
+    findings = json.loads(doc.stdout)["findings"]
+    kinds = {f["kind"] for f in findings}
+    assert {"hot_core_episode", "event_after_hot_core", "zombie_memcg_leak"} <= kinds, findings
+    hot = [f for f in findings if f["kind"] == "hot_core_episode"]
+    assert any(f["evidence"]["episode"]["cpu"] == 1 for f in hot)
+
+    # 2. report: the stall came 0-10 s after cpu1 was saturated
+    rep = run_cli_json("report", "--store", store, "--last", "10m", "--json")
+    stalls = [i for i in rep["incidents"] if i["event"]["kind"] == "nic_tx_stall"]
+    assert stalls, rep
+    pre = stalls[-1]["preceding_episodes"]
+    assert any(p["cpu"] == 1 and 0 <= p["lead_s"] <= 10 for p in pre), pre
+
+    # 3. zombies: the crash-looping agent's parent is the top suspect, and they grow
+    z = run_cli_json("zombies", "--store", store, "--json")
+    assert z["suspects"][0]["name"].endswith("/corescope-lab/agent"), z["suspects"][:3]
+    assert z["growth"]["per_hour"] > 0
+
+    # 4. flame --event: the seconds before the stall on cpu1 are the burner's
+    event_id = stalls[-1]["event"]["id"]
+    fl = run_cli_json("flame", "--store", store, "--event", str(event_id), "--before", "8s",
+                      "--cpu", "1", "--format", "json", timeout=300)
+    assert fl["top_processes"][0]["comm"] == BURNER, fl["top_processes"][:5]
