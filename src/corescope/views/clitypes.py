@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
@@ -28,30 +29,18 @@ class CliContext:
     runner: Runner
 
 
-class Duration(click.ParamType):
-    """90, 90s, 2m, 12h → seconds (float)."""
+class TimeValue(click.ParamType):
+    """A duration or an instant, read by the one timeparse function for it."""
 
-    name = "duration"
-
-    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None):
-        if isinstance(value, float | int):
-            return float(value)
-        try:
-            return parse_duration(value)
-        except TimeParseError as exc:
-            self.fail(str(exc), param, ctx)
-
-
-class Instant(click.ParamType):
-    """Epoch seconds, ISO 8601, `now`, `90s ago` → UTC epoch seconds."""
-
-    name = "time"
+    def __init__(self, name: str, parse: Callable[[str], float]) -> None:
+        self.name = name
+        self._parse = parse
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None):
         if isinstance(value, float | int):
             return float(value)
         try:
-            return parse_instant(value)
+            return self._parse(value)
         except TimeParseError as exc:
             self.fail(str(exc), param, ctx)
 
@@ -78,8 +67,8 @@ class ByteSize(click.ParamType):
             self.fail(f"not a size: {value!r} (expected e.g. 500M, 2G, 1048576)", param, ctx)
 
 
-DURATION = Duration()
-INSTANT = Instant()
+DURATION = TimeValue("duration", parse_duration)  # 90, 90s, 2m, 12h → seconds
+INSTANT = TimeValue("time", parse_instant)  # epoch, ISO 8601, now, 90s ago → epoch seconds
 BYTES = ByteSize()
 
 
