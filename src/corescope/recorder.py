@@ -68,8 +68,7 @@ class Recorder:
         start = time.monotonic()
         deadline = start + duration_s if duration_s else None
         for s in self.sensors:
-            if hasattr(s, "start_clock"):
-                s.start_clock(start)
+            s.start_clock(start)
         # (due time, order, sensor): order breaks ties so sensors never compare
         queue = [(start + s.interval_s, i, s) for i, s in enumerate(self.sensors)]
         heapq.heapify(queue)

@@ -54,12 +54,6 @@ def _g(m: re.Match[str], name: str) -> str | None:
         return None
 
 
-def _put_ints(m: re.Match[str], out: dict[str, Any], *names: str) -> None:
-    for n in names:
-        v = _int(_g(m, n))
-        if v is not None:
-            out[n] = v
-
 
 # Each rule: kind, pattern, extra fields. Order matters: the first match wins.
 _RULES: list[tuple[str, re.Pattern[str], dict[str, Any]]] = [

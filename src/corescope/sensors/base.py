@@ -67,5 +67,8 @@ class Sensor(ABC):
     def tick(self, wall: float, mono: float) -> None:
         """Read once and write to the store."""
 
+    def start_clock(self, mono: float) -> None:  # noqa: B027 - optional hook
+        """Called once just before the schedule starts (e.g. to take a fresh baseline)."""
+
     def close(self) -> None:  # noqa: B027 - optional hook
         """Release resources, stop threads and child processes."""

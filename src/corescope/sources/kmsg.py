@@ -22,6 +22,7 @@ from datetime import datetime
 from corescope.model.common import Diagnostic
 from corescope.model.events import _NO_META, KmsgRecord
 from corescope.rootfs import Root
+from corescope.sources.clock import read_offset
 
 # A /dev/kmsg read returns exactly one record; the kernel refuses (EINVAL) a buffer shorter
 # than the record, and records are at most CONSOLE_EXT_LOG_MAX (8 KiB) long.
@@ -351,17 +352,9 @@ def anchor_clock(clock: int = time.CLOCK_MONOTONIC, tries: int = 5,
 
     printk stamps with local_clock(), which tracks CLOCK_MONOTONIC (neither counts suspend);
     `skew_s` is kmsg − CLOCK_MONOTONIC as a marker measured it (see calibrate_with_marker)."""
-    best: tuple[float, float, float] | None = None
-    for _ in range(max(1, tries)):
-        w1 = time.time()
-        m = time.clock_gettime(clock)
-        w2 = time.time()
-        if best is None or w2 - w1 < best[1] - best[0]:
-            best = (w1, w2, m)
-    assert best is not None
-    w1, w2, m = best
-    return ClockAnchor(offset_s=(w1 + w2) / 2 - m - skew_s, error_s=(w2 - w1) / 2,
-                       method="monotonic", taken_wall=w2)
+    r = read_offset(clock, tries)
+    return ClockAnchor(offset_s=r.offset_s - skew_s, error_s=r.error_s, method="monotonic",
+                       taken_wall=r.taken_wall)
 
 
 @dataclass(frozen=True)

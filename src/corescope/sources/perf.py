@@ -30,6 +30,7 @@ import zstandard
 
 from corescope.model.profiles import ClockAnchor, ProfileChunk
 from corescope.runner import Runner, ToolMissing
+from corescope.sources.clock import read_offset
 
 log = logging.getLogger(__name__)
 
@@ -43,17 +44,9 @@ def mono() -> float:
 
 
 def capture_anchor(reads: int = 5) -> ClockAnchor:
-    """Read CLOCK_MONOTONIC and the wall clock as close together as we can: bracket the wall
-    read by two monotonic reads and keep the tightest bracket's midpoint."""
-    best: tuple[float, float, float] | None = None
-    for _ in range(max(1, reads)):
-        m0 = time.clock_gettime(time.CLOCK_MONOTONIC)
-        w = time.time()
-        m1 = time.clock_gettime(time.CLOCK_MONOTONIC)
-        if best is None or (m1 - m0) < best[0]:
-            best = (m1 - m0, (m0 + m1) / 2.0, w)
-    assert best is not None
-    return ClockAnchor(perf=best[1], wall=best[2])
+    """CLOCK_MONOTONIC (perf's clock, `-k CLOCK_MONOTONIC`) and the wall clock, read together."""
+    r = read_offset(time.CLOCK_MONOTONIC, reads)
+    return ClockAnchor(perf=r.taken_wall - r.offset_s, wall=r.taken_wall)
 
 
 def record_argv(perf: str, hz: int, out: Path) -> list[str]:

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from corescope.analysis.usage import usage_of
-from corescope.model.cores import FIELDS, CoreSample, Episode
+from corescope.analysis.usage import sum_deltas, usage_of
+from corescope.model.cores import CoreSample, Episode
 from corescope.timeparse import iso
 
 _SHADES = " .:-=+*#%@"
@@ -32,10 +32,7 @@ def _bucketed(samples: Sequence[CoreSample], columns: int) -> tuple[list[list[Co
 
 
 def _pct(rows: list[tuple[int, ...]], mode: str) -> float | None:
-    if not rows:
-        return None
-    total = [sum(col) for col in zip(*rows, strict=True)] if rows else [0] * len(FIELDS)
-    return usage_of(0, tuple(total)).mode_pct(mode)
+    return usage_of(0, sum_deltas(rows)).mode_pct(mode) if rows else None
 
 
 def render(samples: Sequence[CoreSample], episodes: Sequence[Episode], mode: str,
