@@ -42,9 +42,7 @@ def live_queue_map(root: Root) -> list[QueueIrq]:
         cur = irqs.parse_proc_interrupts(root.read_text("/proc/interrupts"))
     except OSError:
         return []
-    affinity = {r.irq: irqs.read_affinity(root, r.irq) for r in cur.rows}
-    return irqs.queue_map(cur, None, irqs.dev_to_iface_map(root), affinity,
-                          set(list_ifaces(root)))
+    return irqs.live_queue_map(root, cur, None, set(list_ifaces(root)))
 
 
 class ServingLookup:

@@ -76,10 +76,11 @@ class NetdevSensor(Sensor):
         return netdev.NicCounters(iface=iface, driver=driver, device=device, ethtool=stats,
                                   sys=sys_stats, tx_timeouts=timeouts)
 
-    def tick_counters(self, wall: float, first: bool = False) -> None:
+    def tick_counters(self, wall: float, first: bool = False,
+                      ifaces: list[str] | None = None) -> None:
         assert self._store is not None
         events = []
-        for iface in netdev.list_ifaces(self.env.root):
+        for iface in netdev.list_ifaces(self.env.root) if ifaces is None else ifaces:
             cur = self._read(iface)
             prev = self._prev.get(iface)
             if prev is not None and not first:
@@ -95,18 +96,15 @@ class NetdevSensor(Sensor):
 
     def tick(self, wall: float, mono: float) -> None:
         assert self._store is not None
-        self.tick_counters(wall)
         root = self.env.root
+        ifaces = netdev.list_ifaces(root)
+        self.tick_counters(wall, ifaces=ifaces)
         try:
             cur = irqs.parse_proc_interrupts(root.read_text("/proc/interrupts"))
         except OSError:
             cur = None
         if cur is not None:
-            ifaces = set(netdev.list_ifaces(root))
-            devmap = irqs.dev_to_iface_map(root)
-            rows = {r.irq for r in cur.rows}
-            affinity = {irq: irqs.read_affinity(root, irq) for irq in rows}
-            qmap = irqs.queue_map(cur, self._prev_irq, devmap, affinity, ifaces)
+            qmap = irqs.live_queue_map(root, cur, self._prev_irq, set(ifaces))
             self._maybe_store_map(wall, qmap)
             self._prev_irq = cur
         try:

@@ -226,3 +226,15 @@ def softirq_delta(prev: dict[str, dict[int, int]], cur: dict[str, dict[int, int]
         a, b = prev.get(n, {}), cur.get(n, {})
         out[n] = {c: max(0, v - a[c]) for c, v in b.items() if c in a}
     return out
+
+
+def live_queue_map(root: Root, cur: Interrupts, prev: Interrupts | None,
+                   ifaces: set[str]) -> list[QueueIrq]:
+    """The NIC queue map now. Affinity files are read only for NIC queue IRQs: a node has
+    hundreds of other IRQs and this runs every few seconds."""
+    devmap = dev_to_iface_map(root)
+    nic = {r.irq for r in cur.rows
+           if any(queue_of(name, devmap, ifaces) is not None for name in r.actions)}
+    affinity = {irq: read_affinity(root, irq) for irq in nic}
+    return queue_map(cur, prev, devmap, affinity, ifaces)
+
