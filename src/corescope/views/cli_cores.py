@@ -14,10 +14,9 @@ from corescope.analysis.episodes import (
     EPISODE_MODES,
     find_episodes,
 )
-from corescope.store.db import Store, StoreError
 from corescope.store.series import read_samples, time_span
 from corescope.views import coremap
-from corescope.views.clitypes import DURATION, CliContext, emit_json, fail
+from corescope.views.clitypes import DURATION, CliContext, emit_json, open_store_or_fail
 
 
 def episode_options(f):  # type: ignore[no-untyped-def]
@@ -41,10 +40,7 @@ def episode_options(f):  # type: ignore[no-untyped-def]
 def cores(obj: CliContext, last: float, as_json: bool, threshold: float, min_duration: float,
           mode: str) -> None:
     """Per-core heatmap of the recent record, and the hot-core episodes in it."""
-    try:
-        store = Store.open(obj.store_dir, create=False)
-    except StoreError as exc:
-        fail(str(exc))
+    store = open_store_or_fail(obj)
     # a stopped or replayed record is read back from its own end, not from now
     end = time.time()
     span = time_span(store)

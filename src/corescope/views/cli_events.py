@@ -15,7 +15,7 @@ from corescope.lab import nicreset
 from corescope.model.events import KINDS, KernelEvent
 from corescope.sources.kmsg import anchor_clock, parse_saved_log
 from corescope.store import events as store_events
-from corescope.store.db import DB_NAME, Store, StoreError
+from corescope.store.db import Store
 from corescope.timeparse import format_duration, iso
 from corescope.views.clitypes import (
     DURATION,
@@ -24,21 +24,14 @@ from corescope.views.clitypes import (
     CliContext,
     emit_json,
     fail,
+    open_store_or_fail,
     require_lab_consent,
 )
 
 
 def _open_store(obj: CliContext, file_hint: bool = False) -> Store:
-    """The store, or exit 2. `file_hint`: the command has --file (events does, report
-    does not), so only then is it suggested."""
-    if not (obj.store_dir / DB_NAME).exists():
-        hint = ", or use --file" if file_hint else ""
-        fail(f"no store at {obj.store_dir} (run `corescope record` first{hint})")
-    try:
-        return Store.open(obj.store_dir, create=False)
-    except StoreError as exc:
-        fail(str(exc))
-        raise  # unreachable: fail exits
+    """`file_hint`: the command has --file (events does, report does not)."""
+    return open_store_or_fail(obj, "or use --file" if file_hint else "")
 
 
 def events_from_file(path: Path) -> tuple[list[KernelEvent], list[str], str]:

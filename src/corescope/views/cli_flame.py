@@ -20,10 +20,17 @@ from corescope.model.profiles import StackSample
 from corescope.sources import perf_query
 from corescope.store import events as store_events
 from corescope.store import profiles as ring
-from corescope.store.db import Store, StoreError
+from corescope.store.db import Store
 from corescope.timeparse import TimeParseError, format_duration, iso, parse_instant
 from corescope.views import flame_html, pprof
-from corescope.views.clitypes import DURATION, INSTANT, CliContext, emit_json, fail
+from corescope.views.clitypes import (
+    DURATION,
+    INSTANT,
+    CliContext,
+    emit_json,
+    fail,
+    open_store_or_fail,
+)
 
 FORMATS = ("top", "json", "folded", "html", "pprof")
 
@@ -78,11 +85,7 @@ class Window:
 
 
 def _open_store(obj: CliContext) -> Store:
-    try:
-        return Store.open(obj.store_dir, create=False)
-    except StoreError as exc:
-        fail(str(exc))
-        raise  # unreachable: fail exits
+    return open_store_or_fail(obj)
 
 
 def _ring_window(store: Store, at: float | None, event: str | None, before: float,

@@ -15,6 +15,7 @@ import click
 
 from corescope.rootfs import Root
 from corescope.runner import Runner
+from corescope.store.db import Store, StoreError
 from corescope.timeparse import TimeParseError, parse_duration, parse_instant
 
 EXIT_OK = 0
@@ -88,3 +89,14 @@ def require_lab_consent(yes: bool, what: str) -> None:
         fail(f"{what}\nThis changes the kernel's state. Re-run with --yes to proceed.")
     if os.geteuid() != 0:
         fail("lab commands need root (they create cgroups, pin processes or write /dev/kmsg)")
+
+
+def open_store_or_fail(obj: CliContext, hint: str = "") -> Store:
+    """The existing store for a reading command, or exit 2 saying what to do (`hint` adds
+    a command's own alternative, e.g. "or use --file")."""
+    try:
+        return Store.open(obj.store_dir, create=False)
+    except StoreError as exc:
+        fail(f"{exc}{'; ' + hint if hint else ''}")
+        raise  # unreachable: fail exits
+
