@@ -184,3 +184,28 @@ def test_lab_commands_need_consent(tmp_path: Path) -> None:
         assert p.returncode == 2 and "--yes" in p.stderr, (args, p.stderr)
     p = run_cli("lab", "zombies", "--count", "1", "--yes", "--root", str(tmp_path))
     assert p.returncode == 2
+
+
+def test_census_sensor_on_v2_without_inotify_counts_churn_by_snapshot(tmp_path: Path) -> None:
+    """v2: the one walk of every cgroup.stat also gives the live tree, so churn still works
+    (as a snapshot diff) where inotify is missing, and locations are stored."""
+    root_dir = tmp_path / "root"
+    shutil.copytree(Z / "v2nested", root_dir)
+    env = SensorEnv(Root(root_dir), RecordedRunner({}), tmp_path / "s",
+                    RecordOptions(census_interval_s=2.0))
+    sensor = CensusSensor(env)
+    with Store.open(tmp_path / "s") as store:
+        assert sensor.open(store).ok
+        if sensor.watcher is not None:  # as on a host without inotify
+            sensor.watcher.stop()
+            sensor.watcher = None
+        try:
+            sensor.tick(time.time(), time.monotonic())
+            (root_dir / "sys/fs/cgroup/new-parent/a").mkdir(parents=True)
+            sensor.tick(time.time() + 2, time.monotonic() + 2)
+        finally:
+            sensor.close()
+        churn = {r.parent: r for r in cs.read_churn(store, 0, time.time() + 10)}
+        assert churn["/"].created == 1 and churn["/"].method == "snapshot"
+        assert churn["/new-parent"].created == 1
+        assert store.query("SELECT COUNT(*) FROM memcg_location")[0][0] > 0

@@ -73,6 +73,12 @@ class CensusSensor(Sensor):
         c = res.census
         if c is None:
             return
+        # v2: one walk gives both the per-cgroup dying counts and the live tree (the census
+        # itself reads only the root's cgroup.stat)
+        stats: dict[str, cg.CgroupStat] = {}
+        tree = res.tree
+        if self.layout.memory == "v2" and self.layout.memory_mount:
+            stats, tree = cg.walk_v2(root.path(self.layout.memory_mount))
         interval = (mono - self._prev_mono) if self._prev_mono is not None else 0.0
         self._prev_mono = mono
         counts: dict[str, Churn]
@@ -80,22 +86,19 @@ class CensusSensor(Sensor):
             counts, method = self.watcher.drain(), "inotify"
             if self.watcher.overflowed:
                 method = "inotify-overflowed"
-        elif res.tree is not None and self._prev_children is not None:
-            counts, method = snapshot_churn(self._prev_children, res.tree.children), "snapshot"
+        elif tree is not None and self._prev_children is not None:
+            counts, method = snapshot_churn(self._prev_children, tree.children), "snapshot"
         else:
             counts, method = {}, "none"
-        if res.tree is not None:
-            self._prev_children = res.tree.children
-        kids = res.tree.children if res.tree is not None else {}
+        if tree is not None:
+            self._prev_children = tree.children
+        kids = tree.children if tree is not None else {}
         rows = [ChurnCount(wall, parent, n.created, n.removed, len(kids.get(parent, ())),
                            interval, method)
                 for parent, n in sorted(counts.items()) if n.created or n.removed]
         if interval > 0 and method != "none":
             c = replace(c, churn_interval_s=interval)
-        locations = []
-        if self.layout.memory == "v2" and self.layout.memory_mount:
-            locations = rank_locations(cg.walk_cgroup_stats(root.path(self.layout.memory_mount)),
-                                       STORED_LOCATIONS)
+        locations = rank_locations(stats, STORED_LOCATIONS) if stats else []
         census_store.write_census(self.store, c, rows, locations)
         if self._last_probe is None or mono - self._last_probe >= STAT_PROBE_EVERY_S:
             self._last_probe = mono

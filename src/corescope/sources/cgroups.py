@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 import re
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -223,10 +223,10 @@ class LiveTree:
     errors: int = 0
 
 
-def walk_live(top: Path) -> LiveTree:
-    """Every live cgroup directory under `top`, `top` included (what `find -type d` counts).
-    Directories only, from d_type: no stat, no file opened."""
-    tree = LiveTree()
+def _iter_dirs(top: Path) -> Iterator[tuple[str, str, tuple[str, ...]] | None]:
+    """(path, path relative to `top`, child directory names) for every live directory under
+    `top`, `top` included; None for one that could not be listed. Directories only, from
+    d_type: no stat, no file opened."""
     stack: list[tuple[str, str]] = [(str(top), "/")]
     while stack:
         path, rel = stack.pop()
@@ -242,13 +242,27 @@ def walk_live(top: Path) -> LiveTree:
         except FileNotFoundError:
             continue  # removed between being listed and being walked (rmdir race)
         except OSError:
-            tree.errors += 1
+            yield None
             continue
-        tree.count += 1
-        tree.children[rel] = tuple(kids)
+        yield path, rel, tuple(kids)
         base = "" if rel == "/" else rel
         for k in kids:
             stack.append((path + "/" + k, base + "/" + k))
+
+
+def _add(tree: LiveTree, item: tuple[str, str, tuple[str, ...]] | None) -> None:
+    if item is None:
+        tree.errors += 1
+    else:
+        tree.count += 1
+        tree.children[item[1]] = item[2]
+
+
+def walk_live(top: Path) -> LiveTree:
+    """Every live cgroup directory under `top`, `top` included (what `find -type d` counts)."""
+    tree = LiveTree()
+    for item in _iter_dirs(top):
+        _add(tree, item)
     return tree
 
 
@@ -371,24 +385,26 @@ def _census_v2(root: Root, layout: CgroupLayout, now: float, bid: str,
     return CensusResult(census, None, diags)
 
 
-def walk_cgroup_stats(top: Path) -> dict[str, CgroupStat]:
-    """cgroup.stat of every live v2 cgroup (one small file each), keyed by relative path."""
+def walk_v2(top: Path) -> tuple[dict[str, CgroupStat], LiveTree]:
+    """cgroup.stat of every live v2 cgroup (one small file each), keyed by relative path,
+    and the live tree the same walk saw (for churn by snapshot where inotify is missing)."""
     out: dict[str, CgroupStat] = {}
-    stack: list[tuple[str, str]] = [(str(top), "/")]
-    while stack:
-        path, rel = stack.pop()
-        kids: list[str] = []
-        try:
-            with open(path + "/cgroup.stat", "rb") as f:
-                stat, _ = parse_cgroup_stat(f.read())
-            with os.scandir(path) as it:
-                kids = [e.name for e in it if e.is_dir(follow_symlinks=False)]
-        except OSError:
+    tree = LiveTree()
+    for item in _iter_dirs(top):
+        _add(tree, item)
+        if item is None:
             continue
-        out[rel] = stat
-        base = "" if rel == "/" else rel
-        stack.extend((path + "/" + k, base + "/" + k) for k in kids)
-    return out
+        try:
+            with open(item[0] + "/cgroup.stat", "rb") as f:
+                out[item[1]], _ = parse_cgroup_stat(f.read())
+        except OSError:
+            continue  # removed meanwhile, or not readable: its children are still walked
+    return out, tree
+
+
+def walk_cgroup_stats(top: Path) -> dict[str, CgroupStat]:
+    """cgroup.stat of every live v2 cgroup, keyed by relative path."""
+    return walk_v2(top)[0]
 
 
 def stat_files(root: Root, layout: CgroupLayout) -> list[tuple[str, Path]]:
