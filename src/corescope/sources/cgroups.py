@@ -28,6 +28,7 @@ from corescope.model.cgroups import (
 from corescope.model.common import Diagnostic
 from corescope.rootfs import Root
 from corescope.sources.boot import read_boot_id
+from corescope.sources.text import as_text
 
 # Mount flags that can appear among a cgroup v1 mount's options and are not controllers.
 _GENERIC_OPTS = frozenset({
@@ -53,16 +54,12 @@ def _controllers(options: Iterable[str]) -> tuple[str, ...]:
     return tuple(out)
 
 
-def _as_text(data: str | bytes) -> str:
-    return data.decode("utf-8", errors="replace") if isinstance(data, bytes) else data
-
-
 def parse_mountinfo(text: str | bytes, source: str = "/proc/self/mountinfo"
                     ) -> tuple[list[CgroupMount], list[Diagnostic]]:
     """The cgroup and cgroup2 mounts of a mountinfo file."""
     mounts: list[CgroupMount] = []
     diags: list[Diagnostic] = []
-    for lineno, line in enumerate(_as_text(text).splitlines(), 1):
+    for lineno, line in enumerate(as_text(text).splitlines(), 1):
         if not line.strip():
             continue
         fields = line.split()
@@ -90,7 +87,7 @@ def parse_proc_mounts(text: str | bytes, source: str = "/proc/mounts"
     """The cgroup mounts of /proc/mounts (fallback when mountinfo is unreadable)."""
     mounts: list[CgroupMount] = []
     diags: list[Diagnostic] = []
-    for lineno, line in enumerate(_as_text(text).splitlines(), 1):
+    for lineno, line in enumerate(as_text(text).splitlines(), 1):
         fields = line.split()
         if not fields:
             continue
@@ -147,7 +144,7 @@ def parse_proc_cgroups(text: str | bytes, source: str = "/proc/cgroups"
     that is not an error here (the caller falls back to cgroup.stat)."""
     rows: dict[str, ProcCgroupsRow] = {}
     diags: list[Diagnostic] = []
-    for lineno, line in enumerate(_as_text(text).splitlines(), 1):
+    for lineno, line in enumerate(as_text(text).splitlines(), 1):
         if not line.strip() or line.startswith("#"):
             continue
         parts = line.split()
@@ -170,7 +167,7 @@ def parse_cgroup_stat(text: str | bytes, source: str = "cgroup.stat"
     sub: dict[str, int] = {}
     dying: dict[str, int] = {}
     diags: list[Diagnostic] = []
-    for lineno, line in enumerate(_as_text(text).splitlines(), 1):
+    for lineno, line in enumerate(as_text(text).splitlines(), 1):
         parts = line.split()
         if not parts:
             continue

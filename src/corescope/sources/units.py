@@ -17,15 +17,12 @@ from corescope.model.cgroups import RestartRecord
 from corescope.model.common import Diagnostic, SensorStatus
 from corescope.rootfs import Root
 from corescope.runner import Runner, RunResult, ToolMissing
+from corescope.sources.text import as_text
 
 RESTART_MESSAGE_ID = "5eb03494b6584870a536b337290809b3"
 SYSTEMCTL_PROPS = ("Id", "NRestarts", "SubState", "ActiveState", "Result", "ControlGroup",
                    "Restart")
 RESTART_ANNOTATION = "io.kubernetes.container.restartCount"
-
-
-def _as_text(data: str | bytes) -> str:
-    return data.decode("utf-8", errors="replace") if isinstance(data, bytes) else data
 
 
 def _int(value: Any) -> int | None:
@@ -68,7 +65,7 @@ def parse_systemctl_show(text: str | bytes, t: float = 0.0, source: str = "syste
             detail={k: block[k] for k in ("ActiveState", "Result", "Restart") if k in block},
         ))
 
-    for lineno, line in enumerate(_as_text(text).splitlines(), 1):
+    for lineno, line in enumerate(as_text(text).splitlines(), 1):
         if not line.strip():
             flush()
             block = {}
@@ -124,7 +121,7 @@ def parse_journal_restarts(text: str | bytes, source: str = "journalctl -o json"
     """JSON lines from `journalctl -o json MESSAGE_ID=5eb03494...`; other entries skipped."""
     out: list[JournalRestart] = []
     diags: list[Diagnostic] = []
-    for lineno, line in enumerate(_as_text(text).splitlines(), 1):
+    for lineno, line in enumerate(as_text(text).splitlines(), 1):
         if not line.strip():
             continue
         try:
@@ -160,7 +157,7 @@ def parse_crictl_ps(text: str | bytes, t: float = 0.0, source: str = "crictl ps 
     (pod, container name) with the highest attempt / restartCount annotation seen."""
     diags: list[Diagnostic] = []
     try:
-        doc = json.loads(_as_text(text))
+        doc = json.loads(as_text(text))
     except (ValueError, RecursionError):
         return [], [Diagnostic(source, "not JSON")]
     items = doc.get("containers") if isinstance(doc, dict) else None
@@ -253,7 +250,7 @@ def _ps_row(idv: str, name: str, image: str, status: str, state: str = "") -> Do
 def parse_docker_ps(text: str | bytes, source: str = "docker ps -a"
                     ) -> tuple[list[DockerPs], list[Diagnostic]]:
     """`docker ps -a` as JSON lines (--format '{{json .}}') or as the default table."""
-    lines = [ln for ln in _as_text(text).splitlines() if ln.strip()]
+    lines = [ln for ln in as_text(text).splitlines() if ln.strip()]
     if not lines:
         return [], []
     if lines[0].lstrip().startswith("{"):
@@ -301,7 +298,7 @@ def parse_docker_inspect(text: str | bytes, t: float = 0.0, source: str = "docke
                          ) -> tuple[list[RestartRecord], list[Diagnostic]]:
     """`docker inspect ID...`: a JSON array with RestartCount and State per container."""
     try:
-        doc = json.loads(_as_text(text))
+        doc = json.loads(as_text(text))
     except (ValueError, RecursionError):
         return [], [Diagnostic(source, "not JSON")]
     if not isinstance(doc, list):
