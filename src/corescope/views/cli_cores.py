@@ -15,7 +15,7 @@ from corescope.analysis.episodes import (
     find_episodes,
 )
 from corescope.store.series import read_samples, time_span
-from corescope.views import coremap
+from corescope.views import coremap, term
 from corescope.views.clitypes import DURATION, CliContext, emit_json, open_store_or_fail
 
 
@@ -61,7 +61,7 @@ def cores(obj: CliContext, last: float, as_json: bool, threshold: float, min_dur
             "episodes": [e.to_json() for e in episodes],
         })
         return
-    color = sys.stdout.isatty()
+    color = term.use_color(sys.stdout)
     click.echo(coremap.render(samples, episodes, mode, coremap.terminal_width(), color))
 
 

@@ -17,6 +17,7 @@ from corescope.sources.kmsg import anchor_clock, parse_saved_log
 from corescope.store import events as store_events
 from corescope.store.db import Store
 from corescope.timeparse import format_duration, iso
+from corescope.views import term
 from corescope.views.clitypes import (
     DURATION,
     EXIT_FINDINGS,
@@ -97,16 +98,16 @@ def events(obj: CliContext, since: float | None, kinds: tuple[str, ...], show_al
         emit_json({"events": [e.to_json() for e in evs], "lost_records": lost, **extra})
         return
     if not evs:
-        click.echo("no kernel events" + ("" if show_all or kinds else
+        term.echo("no kernel events" + ("" if show_all or kinds else
                                          " (use --all to list unclassified lines)"))
     for e in evs:
         where = " ".join(x for x in (e.driver, e.device, e.iface) if x)
         q = f" q{e.queue}" if e.queue is not None else ""
         lab = " [lab]" if e.lab else ""
-        click.echo(f"#{e.id}  {iso(e.time)}  {e.kind:<22} {where}{q}{lab}")
-        click.echo(f"      {e.raw[:160]}")
+        term.echo(f"#{e.id}  {iso(e.time)}  {e.kind:<22} {where}{q}{lab}")
+        term.echo(f"      {e.raw[:160]}")
     if lost:
-        click.echo(f"warning: {lost} kernel log records were lost (overwritten before "
+        term.echo(f"warning: {lost} kernel log records were lost (overwritten before "
                    "corescope read them)")
 
 
@@ -169,48 +170,48 @@ def _spark(vals: list[float]) -> str:
 def _print_timeline(tl: Timeline, data: dict, window: float) -> None:
     s = tl.summary
     if not tl.incidents:
-        click.echo("no incidents in range" + (f" (record {iso(tl.span[0])} – {iso(tl.span[1])})"
+        term.echo("no incidents in range" + (f" (record {iso(tl.span[0])} – {iso(tl.span[1])})"
                                               if tl.span else " (no per-core record)"))
     for inc, d in zip(tl.incidents, data["incidents"], strict=True):
         e = inc.event
         where = " ".join(x for x in (e.driver, e.device, e.iface) if x)
         q = f" queue {e.queue}" if e.queue is not None else ""
-        click.echo(f"== #{e.id} {iso(e.time)}  {e.kind}  {where}{q}" + (" [lab]" if e.lab else ""))
-        click.echo(f"   {e.raw[:160]}")
+        term.echo(f"== #{e.id} {iso(e.time)}  {e.kind}  {where}{q}" + (" [lab]" if e.lab else ""))
+        term.echo(f"   {e.raw[:160]}")
         for r in inc.related:
-            click.echo(f"   +{r.time - e.time:5.1f}s {r.kind}: {r.raw[:120]}")
+            term.echo(f"   +{r.time - e.time:5.1f}s {r.kind}: {r.raw[:120]}")
         if not inc.preceding:
-            click.echo(f"   no hot-core episode in the {window:g}s before")
+            term.echo(f"   no hot-core episode in the {window:g}s before")
         for p in inc.preceding:
             serves = {True: "serves this queue's IRQ", False: "does not serve this queue's IRQ",
                       None: "queue IRQ mapping unknown"}[p.serves_queue]
-            click.echo(f"   cpu{p.cpu}: saturated {iso(p.start)} for {p.end - p.start:.1f}s, "
+            term.echo(f"   cpu{p.cpu}: saturated {iso(p.start)} for {p.end - p.start:.1f}s, "
                        f"ended {p.lead_s:.1f}s before the event; {serves}")
         if d["interrupt_map"]:
             mine = [m for m in d["interrupt_map"] if m["iface"] in (e.iface, None)] or \
                 d["interrupt_map"]
-            click.echo("   interrupt map: " + "; ".join(
+            term.echo("   interrupt map: " + "; ".join(
                 f"{m['name']}→cpu{','.join(map(str, m['cpus'])) or '?'}" for m in mine[:16]))
         res = d.get("resolution")
         if res:
             vals = [p["kernel_pct"] for p in res["series_1s"]]
-            click.echo(f"   cpu{res['cpu']} kernel time, last {window:g}s at 1 s: "
+            term.echo(f"   cpu{res['cpu']} kernel time, last {window:g}s at 1 s: "
                        f"|{_spark(vals)}| peak {res['peak_1s_pct']}%")
-            click.echo(f"   the same seconds at 30 s: {res['at_30s_pct']}%, at 60 s: "
+            term.echo(f"   the same seconds at 30 s: {res['at_30s_pct']}%, at 60 s: "
                        f"{res['at_60s_pct']}%; whole machine at 1 s peak "
                        f"{res['machine_peak_1s_pct']}%, at 60 s {res['machine_at_60s_pct']}%")
-        click.echo("")
+        term.echo("")
     if s.events:
         frac = f"{s.preceded}/{s.events} ({s.preceded_fraction:.0%})"
         base = f"{s.base_rate:.0%}" if s.base_rate is not None else "unknown (no record)"
-        click.echo(f"summary: {frac} incidents followed a hot-core episode within "
+        term.echo(f"summary: {frac} incidents followed a hot-core episode within "
                    f"{window:g}s; by chance (random instants): {base}")
         if s.median_lead_s is not None:
-            click.echo(f"         median lead {format_duration(s.median_lead_s)}; most "
+            term.echo(f"         median lead {format_duration(s.median_lead_s)}; most "
                        f"frequent core cpu{s.top_cpu} ({s.top_cpu_count}x)"
                        + (f"; p={s.p_value:.3g}" if s.p_value is not None else ""))
     if tl.lost_records:
-        click.echo(f"warning: {tl.lost_records} kernel log records were lost in this range")
+        term.echo(f"warning: {tl.lost_records} kernel log records were lost in this range")
 
 
 @click.command("nicreset")
@@ -239,7 +240,7 @@ def nicreset_cmd(driver: str, queue: int, device: str | None, iface: str, cpu: i
                              for w in written]})
         return
     for w in written:
-        click.echo(f"wrote <{w.level}> {w.text}")
+        term.echo(f"wrote <{w.level}> {w.text}")
 
 
 def register(cli: click.Group, lab: click.Group) -> None:

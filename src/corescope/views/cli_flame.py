@@ -22,7 +22,7 @@ from corescope.store import events as store_events
 from corescope.store import profiles as ring
 from corescope.store.db import Store
 from corescope.timeparse import TimeParseError, format_duration, iso, parse_instant
-from corescope.views import flame_html, pprof
+from corescope.views import flame_html, pprof, term
 from corescope.views.clitypes import (
     DURATION,
     INSTANT,
@@ -60,7 +60,7 @@ class _Progress:
     def __call__(self, i: int, n: int, what: str) -> None:
         if self.on:
             self.used = True
-            sys.stderr.write(f"\r\x1b[K{i}/{n} {what[-60:]}")
+            sys.stderr.write(f"\r\x1b[K{i}/{n} {term.clean(what[-60:])}")
             sys.stderr.flush()
 
     def done(self) -> None:
@@ -306,10 +306,11 @@ def _emit_flame(report: FlameReport, fmt: str, output: Path | None, with_pid: bo
     if fmt == "json":
         data = (json.dumps(report.to_json(), indent=2) + "\n").encode()
     elif fmt == "top":
-        data = (top_table(report) + "\n").encode()
+        # human text: comms and symbols come from other users' processes
+        data = (term.clean_lines(top_table(report)) + "\n").encode()
         if report.diagnostics:
             click.echo(f"corescope: {len(report.diagnostics)} parser notes, first: "
-                       f"{report.diagnostics[0]}", err=True)
+                       f"{term.clean(report.diagnostics[0])}", err=True)
     elif fmt == "folded":
         folded = report.profile.folded(with_pid)
         data = "".join(f"{k} {v}\n" for k, v in sorted(folded.items())).encode()
@@ -338,5 +339,7 @@ def _emit_flame(report: FlameReport, fmt: str, output: Path | None, with_pid: bo
     if output is not None:
         output.write_bytes(data)
         return
+    if fmt in ("top", "folded") and sys.stdout.isatty():
+        data = term.clean_lines(data.decode(errors="replace")).encode()
     sys.stdout.buffer.write(data)
     sys.stdout.buffer.flush()
