@@ -1,5 +1,7 @@
-"""The `corescope` command. Features add their commands from their own modules, listed in
-COMMAND_MODULES, each with `register(cli, lab)`."""
+"""The `corescope` command. Each command lives in its own module with `register(cli, lab)`;
+COMMAND_MODULES maps command names to those modules, and a module is imported only when its
+command runs, so `corescope --version` and `events --file` do not pay for numpy, the store
+or the other commands."""
 
 from __future__ import annotations
 
@@ -10,23 +12,94 @@ from pathlib import Path
 import click
 
 from corescope import __version__
-from corescope.rootfs import Root
-from corescope.runner import Runner
-from corescope.store.db import default_store_dir
-from corescope.views.clitypes import CliContext
 
-COMMAND_MODULES: tuple[str, ...] = (
-    "corescope.views.cli_record",
-    "corescope.views.cli_cores",
-    "corescope.views.cli_doctor",
-    "corescope.views.cli_lab_hotcore",
-    "corescope.views.cli_flame",
-    "corescope.views.cli_zombies",
-    "corescope.views.cli_events",
+# ─── The command table ──────────────────────────────────────────────────────────────────────
+# To add a command: add ONE row (name, module, one-line help). The module defines the click
+# command(s) and adds them in `register(cli, lab)`. "lab NAME" puts a command under `lab`.
+# The help text is what `corescope --help` lists without importing the module; the test
+# tests/unit/test_cli_lazy.py checks every row against what its module really registers.
+COMMAND_MODULES: tuple[tuple[str, str, str], ...] = (
+    ("record", "corescope.views.cli_record",
+     "Record every core every second (plus the other sensors) into the store."),
+    ("cores", "corescope.views.cli_cores",
+     "Per-core heatmap of the recent record, and the hot-core episodes in it."),
+    ("doctor", "corescope.views.cli_doctor",
+     "Check this node now: sample every core live, read the store, report findings."),
+    ("flame", "corescope.views.cli_flame",
+     "A flame graph of one window, per CPU, optionally against a baseline."),
+    ("heatmap", "corescope.views.cli_flame",
+     "FlameScope's subsecond heatmap of the profile ring."),
+    ("zombies", "corescope.views.cli_zombies",
+     "Zombie (dying) memory cgroups: count, growth, location, suspects."),
+    ("events", "corescope.views.cli_events",
+     "Kernel events: NIC stalls and resets, lockups, RCU stalls, hung tasks, OOM kills."),
+    ("report", "corescope.views.cli_events",
+     "The incident timeline: each event and the hot-core episodes before it."),
+    ("lab hotcore", "corescope.views.cli_lab_hotcore",
+     "Burn system time on one core."),
+    ("lab nicreset", "corescope.views.cli_events",
+     "Write a realistic NIC stall-and-reset sequence to /dev/kmsg."),
+    ("lab zombies", "corescope.views.cli_zombies",
+     "Create real dying memory cgroups under corescope-lab."),
+    ("lab crashloop", "corescope.views.cli_zombies",
+     "An agent that crashes and is restarted, leaking memory cgroups."),
+    ("lab clean", "corescope.views.cli_zombies",
+     "Stop a running crashloop and remove every corescope-lab cgroup."),
 )
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+class LazyGroup(click.Group):
+    """A click group whose commands come from COMMAND_MODULES, imported on first use.
+    `prefix` selects this group's rows ("" for the top level, "lab " for `lab`)."""
+
+    def __init__(self, *args, prefix: str = "", **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.prefix = prefix
+
+    def _rows(self) -> dict[str, tuple[str, str]]:
+        n = len(self.prefix)
+        return {name[n:]: (mod, help_) for name, mod, help_ in COMMAND_MODULES
+                if name.startswith(self.prefix) and " " not in name[n:]}
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(set(self.commands) | set(self._rows()))
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name not in self.commands:
+            row = self._rows().get(cmd_name)
+            if row is not None:
+                load_module(row[0])
+            else:  # not in the table: a module may still register it
+                for _name, mod, _help in COMMAND_MODULES:
+                    load_module(mod)
+        return self.commands.get(cmd_name)
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        # list from the table, so `--help` imports nothing
+        rows = self._rows()
+        entries = []
+        for name in self.list_commands(ctx):
+            cmd = self.commands.get(name)
+            if cmd is not None and not cmd.hidden:
+                entries.append((name, cmd.get_short_help_str(formatter.width - 16)))
+            elif name in rows:
+                entries.append((name, rows[name][1]))
+        if entries:
+            with formatter.section("Commands"):
+                formatter.write_dl(entries)
+
+
+_LOADED: set[str] = set()
+
+
+def load_module(module: str) -> None:
+    """Import a command module once and let it add its commands to both groups."""
+    if module not in _LOADED:
+        _LOADED.add(module)
+        importlib.import_module(module).register(cli, lab)
+
+
+@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="corescope")
 @click.option("--root", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="Read every /proc and /sys path under this directory (replay a captured tree).")
@@ -39,18 +112,19 @@ def cli(ctx: click.Context, root: Path | None, store_dir: Path | None) -> None:
     dashboard misses. Start with `corescope doctor`.
 
     --root and --store may also be given after the subcommand."""
+    from corescope.rootfs import Root
+    from corescope.runner import Runner
+    from corescope.store.db import default_store_dir
+    from corescope.views.clitypes import CliContext
+
     ctx.obj = CliContext(
         root=Root.of(root), store_dir=store_dir or default_store_dir(), runner=Runner()
     )
 
 
-@cli.group()
+@cli.group(cls=LazyGroup, prefix="lab ")
 def lab() -> None:
     """Reproduce the failure on this kernel (needs root and --yes; always cleans up)."""
-
-
-for _name in COMMAND_MODULES:
-    importlib.import_module(_name).register(cli, lab)
 
 
 GLOBAL_OPTIONS = ("--root", "--store")

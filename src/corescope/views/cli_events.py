@@ -5,12 +5,12 @@ from __future__ import annotations
 import dataclasses
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from corescope.analysis.classify import classify_record
 from corescope.analysis.correlate import DEFAULT_WINDOW_S, incident_json
-from corescope.incidents import Timeline, build_timeline, resolution_view
 from corescope.lab import nicreset
 from corescope.model.events import KINDS, KernelEvent
 from corescope.sources.kmsg import anchor_clock, parse_saved_log
@@ -28,6 +28,9 @@ from corescope.views.clitypes import (
     open_store_or_fail,
     require_lab_consent,
 )
+
+if TYPE_CHECKING:  # incidents reads the per-core series (numpy): imported by `report` only
+    from corescope.incidents import Timeline
 
 
 def _open_store(obj: CliContext, file_hint: bool = False) -> Store:
@@ -112,6 +115,8 @@ def events(obj: CliContext, since: float | None, kinds: tuple[str, ...], show_al
 
 
 def timeline_json(tl: Timeline, window_s: float) -> dict:
+    from corescope.incidents import resolution_view
+
     incs = []
     for i, inc in enumerate(tl.incidents):
         d = incident_json(inc)
@@ -142,6 +147,8 @@ def report(obj: CliContext, event_id: int | None, last: float, window: float,
     map, and the same seconds at 1 s, 30 s and 60 s resolution.
 
     Exit 0 when no incident is found, 1 when there are incidents."""
+    from corescope.incidents import build_timeline
+
     store = _open_store(obj)
     now = time.time()
     if event_id is not None:
