@@ -64,9 +64,12 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 def pytest_runtest_logreport(report: pytest.TestReport) -> None:
     # With CORESCOPE_REQUIRE_LIVE=1 a skipped live test is a failure: CI must never pass by
     # silently not testing the real kernel.
-    if live_required() and report.skipped and "tests/live/" in report.nodeid.replace(os.sep, "/"):
+    # The same holds for the Chromium tests (tests/browser/): they are not live tests, but a
+    # missing browser must not pass CI quietly.
+    node = report.nodeid.replace(os.sep, "/")
+    if live_required() and report.skipped and ("tests/live/" in node or "tests/browser/" in node):
         report.outcome = "failed"
-        report.longrepr = f"live test skipped under CORESCOPE_REQUIRE_LIVE=1: {report.longrepr}"
+        report.longrepr = f"test skipped under CORESCOPE_REQUIRE_LIVE=1: {report.longrepr}"
 
 
 @pytest.fixture

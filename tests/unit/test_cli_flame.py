@@ -60,9 +60,10 @@ def test_html_is_self_contained(tmp_path: Path) -> None:
     # no external fetches: the only URL is the SVG namespace
     urls = set(re.findall(r"https?://[^\s\"'<>)]+", page))
     assert urls <= {"http://www.w3.org/2000/svg"}, urls
-    data = page.split('<script id="data" type="application/json">')[1].split("</script>")[0]
-    tree = json.loads(data)["tree"]
-    assert tree["v"] == 137 and tree["c"][0]["n"] == "python3"
+    data = page.split('<script id="flame-data" type="application/json">')[1]
+    flat = json.loads(data.split("</script>")[0])
+    assert flat["v"][0] == 137 and flat["names"][flat["name"][1]] == "python3"
+    assert flat["depth"][:2] == [0, 1]
 
 
 def test_heatmap_json_contract() -> None:

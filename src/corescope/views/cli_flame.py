@@ -31,8 +31,9 @@ from corescope.views.clitypes import (
     fail,
     open_store_or_fail,
 )
+from corescope.views.speedscope import Speedscope
 
-FORMATS = ("top", "json", "folded", "html", "pprof")
+FORMATS = ("top", "json", "folded", "html", "pprof", "speedscope")
 
 
 class EventError(RuntimeError):
@@ -211,8 +212,11 @@ def register(cli: click.Group, lab: click.Group) -> None:
             fail("give --pid or --comm, not both")
         if fmt == "pprof" and output is None and sys.stdout.isatty():
             fail("pprof output is binary: write it with -o FILE")
+        if fmt == "speedscope" and diff_at is not None:
+            fail("speedscope has no differential form: use --format html or json with --diff")
         diags: list[Diagnostic] = []
         progress = _Progress()
+        scope = Speedscope(include_idle, enabled=fmt == "speedscope")
         baseline: Profile | None = None
         b_lo = b_hi = None
         note = ""
@@ -221,13 +225,13 @@ def register(cli: click.Group, lab: click.Group) -> None:
                 fail("--perf-script reads whole files: --at/--event/--diff need the store")
             stream = ((s, s.time) for s in
                       perf_query.file_samples(perf_scripts, cpu, diags, progress))
-            prof = _collect(_filtered(stream, pid, comm), include_idle)
+            prof = _collect(scope.tap(_filtered(stream, pid, comm)), include_idle)
             report = FlameReport(prof.first_time, prof.last_time, "perf", cpu, prof,
                                  chunks=len(perf_scripts), limit=limit)
         else:
             store, lo, hi, stream, nchunks = _window_stream(obj, at, event, before, after, cpu,
                                                             diags, progress)
-            prof = _collect(_filtered(stream, pid, comm), include_idle)
+            prof = _collect(scope.tap(_filtered(stream, pid, comm)), include_idle)
             if diff_at is not None:
                 if diff_at.strip().lower() == "auto":
                     b_lo, b_hi, note = _auto_baseline(store, lo, hi, baseline_gap)
@@ -243,7 +247,7 @@ def register(cli: click.Group, lab: click.Group) -> None:
                                  chunks=nchunks, limit=limit)
         progress.done()
         report.diagnostics = [str(d) for d in diags]
-        _emit_flame(report, fmt, output, with_pid)
+        _emit_flame(report, fmt, output, with_pid, scope)
 
     @cli.command("heatmap")
     @_window_options
@@ -301,9 +305,19 @@ def render_heatmap(data: dict[str, Any]) -> str:
     return "\n".join(out)
 
 
-def _emit_flame(report: FlameReport, fmt: str, output: Path | None, with_pid: bool) -> None:
+def _window_label(report: FlameReport) -> str:
+    where = f"cpu {report.cpu}" if report.cpu is not None else "all CPUs"
+    if report.clock == "wall" and report.start is not None and report.end is not None:
+        return f"{where}, {iso(report.start)} .. {iso(report.end)}"
+    return f"{where}, perf script input"
+
+
+def _emit_flame(report: FlameReport, fmt: str, output: Path | None, with_pid: bool,
+                scope: Speedscope) -> None:
     data: bytes
-    if fmt == "json":
+    if fmt == "speedscope":
+        data = json.dumps(scope.to_json(_window_label(report)), separators=(",", ":")).encode()
+    elif fmt == "json":
         data = (json.dumps(report.to_json(), indent=2) + "\n").encode()
     elif fmt == "top":
         # human text: comms and symbols come from other users' processes
@@ -321,21 +335,18 @@ def _emit_flame(report: FlameReport, fmt: str, output: Path | None, with_pid: bo
         t0 = int(report.start * 1e9) if report.clock == "wall" and report.start else 0
         data = pprof.to_pprof(report.profile, time_nanos=t0, duration_nanos=dur)
     else:  # html
-        where = f"cpu {report.cpu}" if report.cpu is not None else "all CPUs"
-        if report.clock == "wall" and report.start is not None and report.end is not None:
-            span = f"{iso(report.start)} .. {iso(report.end)}"
-        else:
-            span = "perf script input"
-        sub = f"{where}, {span}, {report.profile.samples} samples " \
+        sub = f"{_window_label(report)}, {report.profile.samples} samples " \
               f"({report.profile.idle_samples} idle)"
+        folded: Any
         if report.baseline is not None:
-            tree = flame_html.build_tree(diff_folded(report.profile, report.baseline, with_pid))
+            folded = diff_folded(report.profile, report.baseline, with_pid)
             title = "corescope differential flame graph"
             sub += f"; baseline {report.baseline_note}: red grew, blue shrank"
         else:
-            tree = flame_html.build_tree(report.profile.folded(with_pid))
+            folded = report.profile.folded(with_pid)
             title = "corescope flame graph"
-        data = flame_html.render_html(tree, title, sub, diff=report.baseline is not None).encode()
+        data = flame_html.render_html(folded, title, sub, diff=report.baseline is not None
+                                      ).encode()
     if output is not None:
         output.write_bytes(data)
         return

@@ -1,63 +1,32 @@
-"""A self-contained interactive flame graph: one HTML file with inline SVG drawing code and
-the stacks embedded as JSON. Click to zoom, search (regex) to highlight, hover for samples and
-%. No external URL, so it renders offline and from an air-gapped node. Differential graphs
-are drawn from the window's stacks and coloured red (grew) / blue (shrank) against the
-baseline, normalised by total samples."""
+"""A self-contained interactive flame graph: one offline HTML file (no external URL, so it
+renders from an air-gapped node) with the stacks embedded as flat JSON and drawn by the
+shared flame.js. Click to zoom, regex search, one tooltip with samples and %, an icicle
+toggle (tall stacks open root-on-top). Differential graphs are coloured red (grew) / blue
+(shrank) against the baseline, normalised by total samples."""
 
 from __future__ import annotations
 
 import html
-import json
-import re
 from collections.abc import Mapping
-from importlib import resources
-from typing import Any
+
+from corescope.render.flamedata import flame_data
+from corescope.render.page import asset, page
+
+_STYLE = ("body{font:12px Verdana,sans-serif;margin:0;background:#fff;color:#000}"
+          "#head{padding:6px 10px;background:#eee}#head h1{font-size:15px;margin:0 0 4px}"
+          ".cf-bar{padding:4px 10px;display:flex;gap:10px;align-items:center;flex-wrap:wrap}"
+          ".cf-search{width:18em}#legend span{padding:0 6px}")
+
+_BOOT = ("\"use strict\";CoreFlame.mount(document.getElementById(\"graph\"),"
+         "JSON.parse(document.getElementById(\"flame-data\").textContent));")
 
 
-def build_tree(folded: Mapping[str, int | tuple[int, float]]) -> dict[str, Any]:
-    """Nested {"n": name, "v": samples, "b": baseline samples, "c": [children]}."""
-    root: dict[str, Any] = {"n": "all", "v": 0, "b": 0.0, "c": {}}
-    for stack, value in folded.items():
-        if isinstance(value, tuple):
-            after, before = value
-        else:
-            after, before = value, 0.0
-        node = root
-        node["v"] += after
-        node["b"] += before
-        for name in stack.split(";"):
-            child = node["c"].get(name)
-            if child is None:
-                child = node["c"][name] = {"n": name, "v": 0, "b": 0.0, "c": {}}
-            child["v"] += after
-            child["b"] += before
-            node = child
-
-    def finish(node: dict[str, Any]) -> dict[str, Any]:
-        kids = sorted(node["c"].values(), key=lambda k: k["n"])
-        out: dict[str, Any] = {"n": node["n"], "v": node["v"]}
-        if node["b"]:
-            out["b"] = round(node["b"], 3)
-        if kids:
-            out["c"] = [finish(k) for k in kids]
-        return out
-
-    return finish(root)
-
-
-def _page() -> str:
-    return (resources.files("corescope.views") / "assets" / "flame.html").read_text("utf-8")
-
-
-
-
-def render_html(tree: dict[str, Any], title: str, subtitle: str = "",
-                diff: bool = False) -> str:
-    data = json.dumps({"tree": tree, "diff": diff}, separators=(",", ":"))
-    data = data.replace("</", "<\\/")  # keep "</script>" inside names from closing the tag
+def render_html(folded: Mapping[str, int | tuple[int, float]], title: str,
+                subtitle: str = "", diff: bool = False) -> str:
     legend = ("<span style='background:#f88'>grew</span><span style='background:#88f'>"
               "shrank</span>") if diff else ""
-    fills = {"__TITLE__": html.escape(title), "__SUBTITLE__": html.escape(subtitle),
-             "__LEGEND__": legend, "__DATA__": data}
-    # one pass, so a placeholder-looking name inside the data is left alone
-    return re.sub(r"__(TITLE|SUBTITLE|LEGEND|DATA)__", lambda m: fills[m.group(0)], _page())
+    body = (f"<div id=\"head\"><h1>{html.escape(title)}</h1><span id=\"subtitle\">"
+            f"{html.escape(subtitle)}</span> <span id=\"legend\">{legend}</span></div>"
+            "<div id=\"graph\"></div>")
+    return page(title, body, [asset("flame.js"), _BOOT],
+                {"flame-data": flame_data(folded, diff=diff)}, _STYLE)
