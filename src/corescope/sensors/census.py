@@ -1,6 +1,6 @@
 """Recorder sensors for zombie memcgs: a census every `census_interval_s` (10 s by default)
 with per-parent churn and v2 locations, the root stat-read cost every minute, and restart
-evidence from systemd and container runtimes every minute."""
+evidence from systemd and container runtimes, asked only when something may have restarted."""
 
 from __future__ import annotations
 
@@ -20,6 +20,15 @@ from corescope.store.db import Store
 
 STAT_PROBE_EVERY_S = 60.0
 RESTARTS_EVERY_S = 60.0
+# Asking systemctl/journalctl/crictl/docker spawns processes, so the restart sensor asks only
+# when a unit or container may have (re)started: cgroups were created or removed (the census
+# counts them), or one of these directories changed (systemd's per-unit invocation links,
+# containerd's and docker's task directories). It also asks every REFRESH, so counters that
+# move without either signal are at most that stale.
+RESTARTS_REFRESH_S = 900.0
+RUNTIME_DIRS = ("/run/systemd/units", "/run/containerd/io.containerd.runtime.v2.task/k8s.io",
+                "/run/containerd/io.containerd.runtime.v2.task/moby",
+                "/run/docker/runtime-runc/moby", "/run/docker/containerd")
 STORED_LOCATIONS = 20
 
 
@@ -35,6 +44,7 @@ class CensusSensor(Sensor):
         self._prev_children: dict[str, tuple[str, ...]] | None = None
         self._prev_mono: float | None = None
         self._last_probe: float | None = None
+        self.churn_seen = 0  # cgroups created + removed so far: the restart sensor's trigger
 
     def open(self, store: Store) -> SensorStatus:
         self.store = store
@@ -100,6 +110,7 @@ class CensusSensor(Sensor):
             c = replace(c, churn_interval_s=interval)
         locations = rank_locations(stats, STORED_LOCATIONS) if stats else []
         census_store.write_census(self.store, c, rows, locations)
+        self.churn_seen += sum(r.created + r.removed for r in rows)
         if self._last_probe is None or mono - self._last_probe >= STAT_PROBE_EVERY_S:
             self._last_probe = mono
             costs, _ = cg.probe_stat_read(root, self.layout, 5, wall, c.dying)
@@ -115,10 +126,16 @@ class CensusSensor(Sensor):
 class RestartSensor(Sensor):
     name = "restarts"
 
-    def __init__(self, env: SensorEnv) -> None:
+    def __init__(self, env: SensorEnv, census: CensusSensor | None = None) -> None:
         super().__init__(env)
         self.interval_s = max(RESTARTS_EVERY_S, env.options.census_interval_s)
         self.store: Store | None = None
+        self.census = census
+        self.runtime_dirs: tuple[str, ...] = RUNTIME_DIRS
+        self.asked = 0  # how many times the tools were asked (each is one or more spawns)
+        self._seen: tuple | None = None
+        self._last_ask_wall: float | None = None
+        self._last_ask_mono: float | None = None
 
     def open(self, store: Store) -> SensorStatus:
         self.store = store
@@ -126,17 +143,41 @@ class RestartSensor(Sensor):
             return SensorStatus(self.name, False, f"--root {self.env.root.base} is a captured "
                                 "tree: live systemctl/crictl/docker not asked")
         ev = units.collect(self.env.root, self.env.runner)
+        self._asked(time.time(), time.monotonic())
         ok = [s for s in ev.statuses if s.ok]
         detail = "; ".join(s.detail for s in ev.statuses)
         if not ok:
             return SensorStatus(self.name, False, detail)
         return SensorStatus(self.name, True, detail)
 
+    def _signals(self) -> tuple:
+        """What changes when a unit or container (re)starts, read without a process."""
+        marks: list[object] = [self.census.churn_seen if self.census is not None else None]
+        for d in self.runtime_dirs:
+            try:
+                st = os.stat(self.env.root.path(d))
+                marks.append((st.st_ino, st.st_mtime_ns, st.st_nlink))
+            except OSError:
+                marks.append(None)
+        return tuple(marks)
+
+    def _asked(self, wall: float, mono: float) -> None:
+        self.asked += 1
+        self._seen = self._signals()
+        self._last_ask_wall, self._last_ask_mono = wall, mono
+
+    def due(self, mono: float) -> bool:
+        """Ask the tools now? Only when something may have restarted, or the refresh is due."""
+        if self._last_ask_mono is None or mono - self._last_ask_mono >= RESTARTS_REFRESH_S:
+            return True
+        return self._signals() != self._seen
+
     def tick(self, wall: float, mono: float) -> None:
-        if self.store is None:
+        if self.store is None or not self.due(mono):
             return
-        ev = units.collect(self.env.root, self.env.runner, wall,
-                           journal_since=wall - self.interval_s)
+        since = self._last_ask_wall if self._last_ask_wall is not None else wall - self.interval_s
+        ev = units.collect(self.env.root, self.env.runner, wall, journal_since=since)
+        self._asked(wall, mono)
         # only what ever restarted: a healthy node's hundred services need no history
         keep = [r for r in ev.records if r.restarts]
         if keep:
@@ -144,4 +185,7 @@ class RestartSensor(Sensor):
 
 
 def build(env: SensorEnv) -> list[Sensor]:
-    return [CensusSensor(env), RestartSensor(env)] if env.options.census else []
+    if not env.options.census:
+        return []
+    census = CensusSensor(env)
+    return [census, RestartSensor(env, census)]

@@ -1,5 +1,6 @@
-"""NIC counters (ethtool -S, sysfs statistics, per-queue tx_timeout), the NIC queue interrupt
-map and NET_RX/NET_TX softirqs per core, every netdev_interval_s (5 s by default)."""
+"""NIC counters (ethtool -S through the ioctl, no process; sysfs statistics, per-queue
+tx_timeout), the NIC queue interrupt map and NET_RX/NET_TX softirqs per core,
+every netdev_interval_s (5 s by default)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from corescope.model.events import QueueIrq
 from corescope.sensors.base import Sensor, SensorEnv
 from corescope.sources import interrupts as irqs
 from corescope.sources import netdev
+from corescope.sources.ethtool import EthtoolReader
 from corescope.store import events as store_events
 from corescope.store.db import Store
 
@@ -27,6 +29,8 @@ class NetdevSensor(Sensor):
         self._store: Store | None = None
         self._prev: dict[str, netdev.NicCounters] = {}
         self._no_ethtool: dict[str, int] = {}  # iface → ticks until retry
+        # driver counters come from the live kernel: not from a replayed --root tree
+        self._ethtool = EthtoolReader() if env.root.is_live else None
         self._prev_irq: irqs.Interrupts | None = None
         self._prev_soft: dict[str, dict[int, int]] | None = None
         self._prev_mono = 0.0
@@ -39,11 +43,12 @@ class NetdevSensor(Sensor):
         ifaces = netdev.list_ifaces(self.env.root)
         parts = [f"{len(ifaces)} interfaces ({', '.join(ifaces) or 'none'}) every "
                  f"{self.interval_s:g}s"]
-        if self.env.runner.which("ethtool") is None:
-            parts.append("ethtool not found: driver counters not measured (install ethtool)")
+        if self._ethtool is None:
+            parts.append("driver counters (ethtool -S) are read from the live kernel only: "
+                         "not measured under --root")
         else:
             for iface in ifaces:
-                stats, why = netdev.read_ethtool(self.env.runner, iface)
+                stats, why = netdev.read_ethtool(self._ethtool, iface)
                 if stats is None:
                     self._no_ethtool[iface] = ETHTOOL_RETRY_TICKS
                     parts.append(why)
@@ -62,8 +67,10 @@ class NetdevSensor(Sensor):
         driver, device = netdev.iface_driver_device(self.env.root, iface)
         stats: dict[str, int] = {}
         left = self._no_ethtool.get(iface)
-        if left is None:
-            got, _why = netdev.read_ethtool(self.env.runner, iface)
+        if self._ethtool is None:
+            pass
+        elif left is None:
+            got, _why = netdev.read_ethtool(self._ethtool, iface)
             if got is None:
                 self._no_ethtool[iface] = ETHTOOL_RETRY_TICKS
             else:
@@ -117,6 +124,10 @@ class NetdevSensor(Sensor):
                 store_events.insert_softirqs(self._store, wall, mono - self._prev_mono,
                                              d.get("NET_RX", {}), d.get("NET_TX", {}))
             self._prev_soft, self._prev_mono = soft, mono
+
+    def close(self) -> None:
+        if self._ethtool is not None:
+            self._ethtool.close()
 
     def _maybe_store_map(self, wall: float, qmap: list[QueueIrq]) -> None:
         """A snapshot when who-serves-what changed, and once a minute anyway."""

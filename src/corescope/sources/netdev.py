@@ -1,4 +1,5 @@
-"""NIC counters: `ethtool -S IFACE`, /sys/class/net/*/statistics and the per-queue
+"""NIC counters: `ethtool -S IFACE` (read by the ioctl in sources/ethtool; the text parser
+here reads captured output), /sys/class/net/*/statistics and the per-queue
 `queues/tx-N/tx_timeout`. Increases of the counters that mean a stall or a reset become
 events, which catches resets whose log lines were lost (EPIPE, rate limits, a full ring)."""
 
@@ -11,7 +12,7 @@ from dataclasses import dataclass, field
 from corescope.model.common import Diagnostic
 from corescope.model.events import KernelEvent
 from corescope.rootfs import Root
-from corescope.runner import Runner, ToolMissing
+from corescope.sources.ethtool import EthtoolReader
 
 # ethtool -S counter → (event kind, fields). ENA names first (INCIDENT.md), then per-queue
 # forms. Aggregates that double a per-queue counter (virtio's tx_tx_timeouts) are left out.
@@ -68,16 +69,12 @@ def parse_ethtool_stats(text: str, source: str = "ethtool -S"
     return stats, diags
 
 
-def read_ethtool(runner: Runner, iface: str) -> tuple[dict[str, int] | None, str]:
-    """(stats, "") or (None, why not)."""
+def read_ethtool(reader: EthtoolReader, iface: str) -> tuple[dict[str, int] | None, str]:
+    """(the `ethtool -S` counters, "") or (None, why not), through the ioctl: no process."""
     try:
-        res = runner.run(["ethtool", "-S", iface], timeout=5.0)
-    except ToolMissing:
-        return None, "ethtool not found: install ethtool for driver counters"
-    if not res.ok:
-        why = (res.stderr or res.stdout).strip().splitlines()
-        return None, f"ethtool -S {iface}: {why[0] if why else 'failed'}"
-    stats, _ = parse_ethtool_stats(res.stdout)
+        stats = reader.stats(iface)
+    except OSError as exc:
+        return None, f"ethtool -S {iface}: {exc.strerror or exc}"
     return (stats, "") if stats else (None, f"ethtool -S {iface}: no counters")
 
 
