@@ -12,8 +12,11 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-from corescope.analysis.usage import machine_usage, sample_usage, sum_deltas, usage_of
-from corescope.model.cores import COMPOSITE_MODES, MODES, CoreSample, CpuUsage, Episode
+import numpy as np
+
+from corescope.analysis.usage import mode_pct, usage_of
+from corescope.model.cores import COMPOSITE_MODES, MODES, CoreSample, Episode
+from corescope.model.matrix import CoreMatrix
 
 DEFAULT_THRESHOLD = 90.0
 DEFAULT_MIN_DURATION = 2.0
@@ -22,68 +25,14 @@ EPISODE_MODES = (*COMPOSITE_MODES, *MODES)
 _REPORT_MODES = ("usr", "sys", "irq", "soft", "iowait", "steal", "idle")
 
 
-def _gap(prev: CoreSample, cur: CoreSample) -> bool:
-    """Samples are not consecutive when more time passed than ~2 intervals."""
-    return cur.t - prev.t > 2.5 * max(cur.interval_s, prev.interval_s, 1e-3)
-
-
 def find_episodes(
     samples: Sequence[CoreSample],
     threshold: float = DEFAULT_THRESHOLD,
     min_duration: float = DEFAULT_MIN_DURATION,
     mode: str = DEFAULT_MODE,
 ) -> list[Episode]:
-    if mode not in EPISODE_MODES:
-        raise ValueError(f"unknown mode {mode!r}; choose from {', '.join(EPISODE_MODES)}")
-    samples = sorted(samples, key=lambda s: s.t)
-    usages = [sample_usage(s) for s in samples]
-    cpus = sorted({c for s in samples for c in s.deltas})
-    episodes: list[Episode] = []
-    for cpu in cpus:
-        run: list[int] = []
-        for k, s in enumerate(samples):
-            u = usages[k].get(cpu)
-            hot = u is not None and u.ticks > 0 and u.mode_pct(mode) >= threshold
-            if hot and run and _gap(samples[run[-1]], s):
-                episodes.extend(_close(run, cpu, samples, usages, threshold, min_duration, mode))
-                run = []
-            if hot:
-                run.append(k)
-            elif run:
-                episodes.extend(_close(run, cpu, samples, usages, threshold, min_duration, mode))
-                run = []
-        if run:
-            episodes.extend(_close(run, cpu, samples, usages, threshold, min_duration, mode))
-    episodes.sort(key=lambda e: (e.start, e.cpu))
-    return episodes
-
-
-def _close(
-    run: list[int], cpu: int, samples: Sequence[CoreSample],
-    usages: list[dict[int, CpuUsage]], threshold: float, min_duration: float, mode: str,
-) -> list[Episode]:
-    first, last = samples[run[0]], samples[run[-1]]
-    start, end = first.t - first.interval_s, last.t
-    if end - start < min_duration - 1e-6:
-        return []
-    values = [usages[k][cpu].mode_pct(mode) for k in run]
-    by_mode = {}
-    for m in _REPORT_MODES:
-        vals = [usages[k][cpu].pct[m] for k in run]
-        by_mode[m] = {"peak": max(vals), "mean": sum(vals) / len(vals)}
-    machine = [machine_usage(samples[k]).mode_pct(mode) for k in run]
-    seen30, mseen30 = coarse_view(samples, cpu, start, end, 30.0, mode)
-    seen60, mseen60 = coarse_view(samples, cpu, start, end, 60.0, mode)
-    return [
-        Episode(
-            cpu=cpu, start=start, end=end, mode=mode, threshold_pct=threshold,
-            peak_pct=max(values), mean_pct=sum(values) / len(values),
-            machine_avg_pct=sum(machine) / len(machine),
-            seen_at_30s_pct=seen30, seen_at_60s_pct=seen60,
-            machine_seen_at_30s_pct=mseen30, machine_seen_at_60s_pct=mseen60,
-            samples=len(run), by_mode=by_mode,
-        )
-    ]
+    """Episodes in a list of samples (or a CoreMatrix), oldest first."""
+    return find_episodes_matrix(as_matrix(samples), threshold, min_duration, mode)
 
 
 def coarse_view(
@@ -91,30 +40,152 @@ def coarse_view(
 ) -> tuple[float, float]:
     """(core %, machine %) that a monitor taking one counter delta per aligned `window` would
     have reported, over the recorded part of each window touching [start, end]; the highest."""
-    best_core = best_machine = 0.0
-    first = math.floor(start / window)
-    last = math.floor(max(start, end - 1e-9) / window)
-    for b in range(first, last + 1):
-        lo, hi = b * window, (b + 1) * window
-        # a sample belongs to the window holding its midpoint
-        inside = [s for s in samples if lo <= s.t - s.interval_s / 2 < hi]
-        core_rows = [s.deltas[cpu] for s in inside if cpu in s.deltas]
-        if core_rows:
-            best_core = max(best_core, usage_of(cpu, sum_deltas(core_rows)).mode_pct(mode))
-        all_rows = [d for s in inside for d in s.deltas.values()]
-        if all_rows:
-            best_machine = max(best_machine, usage_of(-1, sum_deltas(all_rows)).mode_pct(mode))
-    return best_core, best_machine
+    return coarse_view_matrix(as_matrix(samples), cpu, start, end, window, mode)
 
 
 def covered_spans(samples: Sequence[CoreSample]) -> list[tuple[float, float]]:
     """The stretches of time the record covers: runs of consecutive samples."""
-    spans: list[tuple[float, float]] = []
-    prev: CoreSample | None = None
-    for s in sorted(samples, key=lambda x: x.t):
-        if prev is None or _gap(prev, s):
-            spans.append((s.t - s.interval_s, s.t))
-        else:
-            spans[-1] = (spans[-1][0], s.t)
-        prev = s
-    return spans
+    return covered_spans_matrix(as_matrix(samples))
+
+
+def as_matrix(samples: Sequence[CoreSample]) -> CoreMatrix:
+    return samples if isinstance(samples, CoreMatrix) else CoreMatrix.from_samples(samples)
+
+
+# --- on the matrix ----------------------------------------------------------------------------
+
+def gaps(m: CoreMatrix) -> np.ndarray:
+    """gaps[k] (k >= 1): samples k-1 and k are not consecutive, because more time passed
+    between them than ~2 intervals. gaps[0] is True (nothing before the first sample)."""
+    out = np.ones(len(m), bool)
+    if len(m) > 1:
+        iv = np.maximum(np.maximum(m.interval_s[1:], m.interval_s[:-1]), 1e-3)
+        out[1:] = (m.t[1:] - m.t[:-1]) > 2.5 * iv
+    return out
+
+
+def covered_spans_matrix(m: CoreMatrix) -> list[tuple[float, float]]:
+    if not len(m):
+        return []
+    first = np.flatnonzero(gaps(m))
+    last = np.append(first[1:] - 1, len(m) - 1)
+    return list(zip((m.t[first] - m.interval_s[first]).tolist(), m.t[last].tolist(),
+                    strict=True))
+
+
+def hot_mask(m: CoreMatrix, threshold: float, mode: str, chunk: int = 4096) -> np.ndarray:
+    """[n, ncpu] bool: CPU online, a non-empty interval, and `mode` % at or above threshold,
+    computed chunk by chunk so a day never needs more than a few MB of floats."""
+    hot = np.zeros(m.present.shape, bool)
+    for k0 in range(0, len(m), chunk):
+        sl = slice(k0, k0 + chunk)
+        itv, pct = mode_pct(m.ticks[sl], mode)
+        hot[sl] = m.present[sl] & (itv > 0) & (pct >= threshold)
+        # float sums may differ from the per-sample arithmetic in the last bit: decide cells
+        # this close to the threshold exactly as usage_of does
+        near = m.present[sl] & (itv > 0) & (np.abs(pct - threshold) <= 1e-9 * (1 + abs(threshold)))
+        for k, i in zip(*np.nonzero(near), strict=True):
+            row = tuple(m.ticks[k0 + k, i].tolist())
+            hot[k0 + k, i] = usage_of(0, row).mode_pct(mode) >= threshold
+    return hot
+
+
+def find_episodes_matrix(
+    m: CoreMatrix,
+    threshold: float = DEFAULT_THRESHOLD,
+    min_duration: float = DEFAULT_MIN_DURATION,
+    mode: str = DEFAULT_MODE,
+) -> list[Episode]:
+    """find_episodes on a CoreMatrix (sorted by time): runs of consecutive hot samples per CPU,
+    found with array operations; only the samples inside episodes are looked at one by one."""
+    if mode not in EPISODE_MODES:
+        raise ValueError(f"unknown mode {mode!r}; choose from {', '.join(EPISODE_MODES)}")
+    if not len(m):
+        return []
+    hot = hot_mask(m, threshold, mode)
+    brk = gaps(m)[:, None]
+    prev_hot = np.zeros_like(hot)
+    prev_hot[1:] = hot[:-1]
+    next_hot = np.zeros_like(hot)
+    next_hot[:-1] = hot[1:]
+    next_brk = np.ones_like(brk)
+    next_brk[:-1] = brk[1:]
+    starts = hot & (~prev_hot | brk)
+    ends = hot & (~next_hot | next_brk)
+    # transposed: CPU-major, then time, as the per-CPU scan found them
+    s_cpu, s_k = np.nonzero(starts.T)
+    _, e_k = np.nonzero(ends.T)
+    episodes: list[Episode] = []
+    for i, k0, k1 in zip(s_cpu.tolist(), s_k.tolist(), e_k.tolist(), strict=True):
+        ep = _episode(m, i, k0, k1, threshold, min_duration, mode)
+        if ep is not None:
+            episodes.append(ep)
+    episodes.sort(key=lambda e: (e.start, e.cpu))
+    return episodes
+
+
+def _episode(m: CoreMatrix, i: int, k0: int, k1: int, threshold: float, min_duration: float,
+             mode: str) -> Episode | None:
+    start = float(m.t[k0] - m.interval_s[k0])
+    end = float(m.t[k1])
+    if end - start < min_duration - 1e-6:
+        return None
+    cpu = int(m.cpus[i])
+    usages = [usage_of(cpu, tuple(r)) for r in m.ticks[k0 : k1 + 1, i].tolist()]
+    values = [u.mode_pct(mode) for u in usages]
+    by_mode = {}
+    for md in _REPORT_MODES:
+        vals = [u.pct[md] for u in usages]
+        by_mode[md] = {"peak": max(vals), "mean": sum(vals) / len(vals)}
+    machine = [usage_of(-1, tuple(r)).mode_pct(mode)
+               for r in m.machine_ticks()[k0 : k1 + 1].tolist()]
+    seen30, mseen30 = coarse_view_matrix(m, cpu, start, end, 30.0, mode)
+    seen60, mseen60 = coarse_view_matrix(m, cpu, start, end, 60.0, mode)
+    return Episode(
+        cpu=cpu, start=start, end=end, mode=mode, threshold_pct=threshold,
+        peak_pct=max(values), mean_pct=sum(values) / len(values),
+        machine_avg_pct=sum(machine) / len(machine),
+        seen_at_30s_pct=seen30, seen_at_60s_pct=seen60,
+        machine_seen_at_30s_pct=mseen30, machine_seen_at_60s_pct=mseen60,
+        samples=k1 - k0 + 1, by_mode=by_mode,
+    )
+
+
+def coarse_view_matrix(m: CoreMatrix, cpu: int, start: float, end: float, window: float,
+                       mode: str) -> tuple[float, float]:
+    """coarse_view on a CoreMatrix: each window's samples found by binary search on the
+    (sorted) sample midpoints, their ticks summed as integers, exactly."""
+    best_core = best_machine = 0.0
+    if not len(m) or not (math.isfinite(start) and math.isfinite(end)):
+        return best_core, best_machine
+    mids, order = m.midpoints()
+    hits = np.flatnonzero(m.cpus == cpu)
+    col = int(hits[0]) if len(hits) else None
+    first = math.floor(start / window)
+    last = math.floor(max(start, end - 1e-9) / window)
+    # windows with no sample are skipped outright: a long span costs what its samples cost
+    for b in _windows_with_samples(mids, first, last, window):
+        lo, hi = b * window, (b + 1) * window
+        # a sample belongs to the window holding its midpoint
+        a, z = np.searchsorted(mids, [lo, hi], side="left")
+        idx = order[a:z]
+        if not len(idx):
+            continue
+        if col is not None and m.present[idx, col].any():
+            d = m.ticks[idx, col].sum(axis=0, dtype=np.int64)
+            best_core = max(best_core, usage_of(cpu, tuple(d.tolist())).mode_pct(mode))
+        if m.present[idx].any():
+            d = m.machine_ticks()[idx].sum(axis=0)
+            best_machine = max(best_machine, usage_of(-1, tuple(d.tolist())).mode_pct(mode))
+    return best_core, best_machine
+
+
+def _windows_with_samples(mids: np.ndarray, first: int, last: int,
+                          window: float) -> list[int]:
+    if last - first < 64:
+        return list(range(first, last + 1))
+    a, z = np.searchsorted(mids, [first * window, (last + 1) * window], side="left")
+    found = np.unique(np.floor(mids[a:z] / window).astype(np.int64))
+    # ±1: the division may round across a boundary; the search in the caller decides
+    near = np.unique(np.concatenate([found - 1, found, found + 1]))
+    return near[(near >= first) & (near <= last)].tolist()

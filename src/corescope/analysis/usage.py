@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from corescope.model.cores import FIELDS, MODES, CoreSample, CpuUsage
+import numpy as np
+
+from corescope.model.cores import COMPOSITE_MODES, FIELDS, MODES, CoreSample, CpuUsage
 
 _IDX = {name: i for i, name in enumerate(FIELDS)}
 _U, _N, _S, _I, _W, _Q, _SQ, _ST, _G, _GN = (_IDX[f] for f in FIELDS)
@@ -53,3 +55,40 @@ def sum_deltas(rows: Iterable[tuple[int, ...]]) -> tuple[int, ...]:
 def machine_usage(sample: CoreSample) -> CpuUsage:
     """mpstat's `all` row: the sum of the per-CPU counters (CPU -1)."""
     return usage_of(-1, sum_deltas(sample.deltas.values()))
+
+
+def mode_pct(ticks: np.ndarray, mode: str) -> tuple[np.ndarray, np.ndarray]:
+    """usage_of over an array of tick rows (last axis FIELDS): (itv ticks, `mode` %), with the
+    same operations in the same order, so each cell equals usage_of(...).mode_pct(mode) (a
+    composite mode's sum may differ in the last bit where Python's sum() compensates). Empty
+    intervals read as idle: 0 %, or 100 % for idle."""
+    d = ticks.astype(np.int64)
+    itv = (d[..., _U] + d[..., _N] + d[..., _S] + d[..., _W] + d[..., _I] + d[..., _ST]
+           + d[..., _Q] + d[..., _SQ])
+    parts = COMPOSITE_MODES.get(mode, (mode,))
+    pct = np.zeros(itv.shape)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        f = 100.0 / itv
+        for p in parts:
+            pct = pct + _MODE_TICKS[p](d) * f
+    empty = itv == 0
+    pct[empty] = 100.0 if parts == ("idle",) else 0.0
+    return itv, pct
+
+
+def _excess(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    return np.where(a > b, a - b, 0)
+
+
+_MODE_TICKS = {
+    "usr": lambda d: _excess(d[..., _U], d[..., _G]),
+    "nice": lambda d: _excess(d[..., _N], d[..., _GN]),
+    "sys": lambda d: d[..., _S],
+    "iowait": lambda d: d[..., _W],
+    "irq": lambda d: d[..., _Q],
+    "soft": lambda d: d[..., _SQ],
+    "steal": lambda d: d[..., _ST],
+    "guest": lambda d: d[..., _G],
+    "gnice": lambda d: d[..., _GN],
+    "idle": lambda d: d[..., _I],
+}

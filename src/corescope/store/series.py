@@ -9,14 +9,17 @@ are mostly zero, so a busy 96-core machine costs a few bytes per core-second.
 
 from __future__ import annotations
 
+import math
 import struct
 from array import array
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 
 import numpy as np
 import zstandard
 
-from corescope.model.cores import FIELDS, CoreSample
+from corescope.model.common import Diagnostic
+from corescope.model.cores import CoreSample
+from corescope.model.matrix import NF, CoreMatrix
 from corescope.model.packed import PackedRows
 from corescope.store.db import Store
 
@@ -36,7 +39,6 @@ CREATE INDEX IF NOT EXISTS core_blocks_t1 ON core_blocks (t1);
 """
 
 BLOCK_SAMPLES = 60
-_NF = len(FIELDS)
 _MAGIC = b"CS1"
 _HEADER = struct.Struct("<3sBHHd")  # magic, value width, samples, cpus, t0
 _ZC = zstandard.ZstdCompressor(level=12)
@@ -60,93 +62,138 @@ def _encode_row(sample: CoreSample) -> bytes:
     return values.tobytes()
 
 
+def _row_arrays(payload: bytes) -> tuple[np.ndarray, np.ndarray]:
+    """(cpu ids, [ncpu, NF] ticks) of one raw row."""
+    if not isinstance(payload, bytes) or len(payload) < 4 or len(payload) % 4:
+        raise SeriesFormatError("corrupt raw sample row")
+    values = np.frombuffer(payload, np.uint32)
+    n = int(values[0])
+    if len(values) != 1 + n + n * NF:
+        raise SeriesFormatError("raw sample row length mismatch")
+    return values[1 : 1 + n].astype(np.int64), values[1 + n :].reshape(n, NF)
+
+
 def _decode_row(t: float, interval_s: float, payload: bytes) -> CoreSample:
-    values = array("I")
-    values.frombytes(payload)
-    n = values[0]
-    cpus = values[1 : 1 + n]
-    return CoreSample(t=t, interval_s=interval_s, deltas=PackedRows(cpus, values[1 + n :]))
+    cpus, ticks = _row_arrays(payload)
+    return CoreSample(t=t, interval_s=interval_s, deltas=PackedRows(cpus.tolist(), ticks))
 
 
 # --- columnar blocks -------------------------------------------------------------------------
+
+_WIDTH_DTYPE = {1: np.dtype(np.uint8), 2: np.dtype(np.uint16), 4: np.dtype(np.uint32)}
+
+
+def encode_arrays(t: np.ndarray, interval_s: np.ndarray, cpus: np.ndarray, ticks: np.ndarray,
+                  present: np.ndarray) -> bytes:
+    """The block of n samples given as arrays (see CoreMatrix; absent cells are ignored)."""
+    n, ncpu = present.shape
+    if n == 0:
+        raise ValueError("empty block")
+    if n > 0xFFFF or ncpu > 0xFFFF:
+        raise ValueError("block too large")
+    t = np.asarray(t, np.float64)
+    t0 = float(t[0])
+    vals = ticks.transpose(2, 1, 0)[:, present.T]  # [field, present cells, cpu-major]
+    biggest = int(vals.max()) if vals.size else 0
+    if biggest >= 1 << 32 or (vals.size and int(vals.min()) < 0):
+        raise ValueError("tick delta out of range")
+    width = 1 if biggest < 256 else 2 if biggest < 65536 else 4
+    # sample times as ms offsets from t0, intervals in µs: exact enough, small numbers
+    offs = np.rint((t - t0) * 1000)
+    ivs = np.rint(np.asarray(interval_s, np.float64) * 1e6)
+    for name, a in (("time", offs), ("interval", ivs)):
+        if not (np.isfinite(a).all() and (a >= 0).all() and (a < 1 << 32).all()):
+            raise ValueError(f"sample {name} out of range for a block")
+    return _ZC.compress(b"".join((
+        _HEADER.pack(_MAGIC, width, n, ncpu, t0),
+        np.asarray(cpus, np.uint16).tobytes(),
+        offs.astype(np.uint32).tobytes(),
+        ivs.astype(np.uint32).tobytes(),
+        # presence bitmap per sample (CPUs go offline); all-ones is cheap after compression
+        np.packbits(present, axis=1, bitorder="little").tobytes(),
+        vals.astype(_WIDTH_DTYPE[width]).tobytes(),
+    )))
+
 
 def encode_block(samples: list[CoreSample]) -> bytes:
     """Columnar, zstd-compressed encoding of consecutive samples."""
     if not samples:
         raise ValueError("empty block")
-    cpus = sorted({c for s in samples for c in s.deltas})
-    t0 = samples[0].t
-    biggest = max((max(d) for s in samples for d in s.deltas.values()), default=0)
-    width, code = (1, "B") if biggest < 256 else (2, "H") if biggest < 65536 else (4, "I")
-    out = bytearray(_HEADER.pack(_MAGIC, width, len(samples), len(cpus), t0))
-    out += array("H", cpus).tobytes()
-    # sample times as ms offsets from t0, intervals in µs: exact enough, small numbers
-    out += array("I", [round((s.t - t0) * 1000) for s in samples]).tobytes()
-    out += array("I", [round(s.interval_s * 1e6) for s in samples]).tobytes()
-    # presence bitmap per sample (CPUs go offline); all-ones is cheap after compression
-    nbytes = (len(cpus) + 7) // 8
-    for s in samples:
-        bits = bytearray(nbytes)
-        for i, c in enumerate(cpus):
-            if c in s.deltas:
-                bits[i >> 3] |= 1 << (i & 7)
-        out += bits
-    col = array(code)
-    for f in range(_NF):
-        for c in cpus:
-            col.extend(s.deltas[c][f] for s in samples if c in s.deltas)
-    out += col.tobytes()
-    return _ZC.compress(bytes(out))
+    m = CoreMatrix.from_samples(samples)
+    # kept in the order given: the writer folds rows already sorted by time
+    order = sorted(range(len(samples)), key=lambda k: samples[k].t)
+    if order != list(range(len(samples))):
+        raise ValueError("block samples out of time order")
+    return encode_arrays(m.t, m.interval_s, m.cpus, m.ticks, m.present)
 
 
-def decode_block(payload: bytes) -> list[CoreSample]:
+def decode_arrays(payload: bytes) -> CoreMatrix:
+    """One block as a CoreMatrix; ticks in the block's own (narrowest) unsigned type."""
     try:
         raw = _ZD.decompress(payload)
         magic, width, n, ncpu, t0 = _HEADER.unpack_from(raw, 0)
     except (zstandard.ZstdError, struct.error) as exc:
         raise SeriesFormatError(f"corrupt series block: {exc}") from exc
-    if magic != _MAGIC:
+    if magic != _MAGIC or width not in _WIDTH_DTYPE:
         raise SeriesFormatError("not a series block")
-    pos = _HEADER.size
-    cpus = array("H")
-    cpus.frombytes(raw[pos : pos + 2 * ncpu])
-    pos += 2 * ncpu
-    offs = array("I")
-    offs.frombytes(raw[pos : pos + 4 * n])
-    pos += 4 * n
-    ivs = array("I")
-    ivs.frombytes(raw[pos : pos + 4 * n])
-    pos += 4 * n
     nbytes = (ncpu + 7) // 8
-    present: list[set[int]] = []
-    for k in range(n):
-        bits = raw[pos + k * nbytes : pos + (k + 1) * nbytes]
-        present.append({i for i in range(ncpu) if bits[i >> 3] >> (i & 7) & 1})
+    pos = _HEADER.size
+    need = pos + 2 * ncpu + 8 * n + nbytes * n
+    if len(raw) < need:
+        raise SeriesFormatError("series block truncated")
+    buf = memoryview(raw)
+    cpus = np.frombuffer(buf, np.uint16, ncpu, pos).astype(np.int64)
+    pos += 2 * ncpu
+    offs = np.frombuffer(buf, np.uint32, n, pos)
+    pos += 4 * n
+    ivs = np.frombuffer(buf, np.uint32, n, pos)
+    pos += 4 * n
+    bits = np.frombuffer(buf, np.uint8, n * nbytes, pos).reshape(n, nbytes)
+    present = np.unpackbits(bits, axis=1, count=ncpu, bitorder="little").astype(bool)
     pos += n * nbytes
-    col = array({1: "B", 2: "H", 4: "I"}[width])
-    col.frombytes(raw[pos:])
-    # rebuild per-sample, per-cpu rows from the columns
-    rows: list[dict[int, list[int]]] = [{} for _ in range(n)]
-    holders = [[k for k in range(n) if i in present[k]] for i in range(ncpu)]
-    idx = 0
-    for _f in range(_NF):
-        for i, c in enumerate(cpus):
-            for k in holders[i]:
-                rows[k].setdefault(c, []).append(col[idx])
-                idx += 1
-    if idx != len(col):
+    dtype = _WIDTH_DTYPE[width]
+    cells = int(present.sum())
+    if len(raw) - pos != NF * cells * width:
         raise SeriesFormatError("series block length mismatch")
-    return [
-        CoreSample(
-            t=t0 + offs[k] / 1000.0,
-            interval_s=ivs[k] / 1e6,
-            deltas={c: tuple(v) for c, v in rows[k].items()},
-        )
-        for k in range(n)
-    ]
+    if ncpu > 1 and not (np.diff(cpus) > 0).all():
+        raise SeriesFormatError("series block CPU list not ascending")
+    vals = np.frombuffer(buf, dtype, NF * cells, pos).reshape(NF, cells)
+    # columns run field-major, then CPU, then sample: scatter them back under the bitmap
+    ticks = np.zeros((n, ncpu, NF), dtype)
+    tv = ticks.transpose(2, 1, 0)  # a view: [field, cpu, sample]
+    tv[:, present.T] = vals
+    return CoreMatrix(t=t0 + offs / 1000.0, interval_s=ivs / 1e6, cpus=cpus, ticks=ticks,
+                      present=present)
+
+
+def decode_block(payload: bytes) -> list[CoreSample]:
+    return decode_arrays(payload).to_samples()
 
 
 # --- writing and reading ---------------------------------------------------------------------
+
+# Sample times must be real epoch seconds before 2106 (blocks keep ms offsets in 32 bits), and
+# intervals positive and under 71 minutes (µs in 32 bits). Anything else is a broken clock or a
+# broken capture, and one such row must never stop a block from being written or read.
+MAX_T = float(1 << 32)
+MAX_INTERVAL_S = (1 << 32) / 1e6 - 1
+# a block never spans more than this, so its ms offsets fit whatever the gaps between samples
+MAX_BLOCK_SPAN_S = 86400.0
+
+
+class InvalidSample(ValueError):
+    """A sample whose time or interval cannot be stored; the message says which and why."""
+
+
+def check_sample_time(t: float, interval_s: float) -> str | None:
+    """Why a sample time/interval is unusable, or None when it is fine."""
+    if not (isinstance(t, float | int) and math.isfinite(t) and 0 < t < MAX_T):
+        return f"sample time {t!r} is not an epoch time before 2106"
+    if not (isinstance(interval_s, float | int) and math.isfinite(interval_s)
+            and 0 < interval_s <= MAX_INTERVAL_S):
+        return f"sample interval {interval_s!r} s is not between 0 and {MAX_INTERVAL_S:.0f} s"
+    return None
+
 
 class SeriesWriter:
     """Appends samples; folds raw rows into a block every `block_samples` samples."""
@@ -157,6 +204,10 @@ class SeriesWriter:
         self._pending = store.query("SELECT COUNT(*) FROM core_recent")[0][0]
 
     def append(self, sample: CoreSample) -> None:
+        """Store one sample. Raises InvalidSample (storing nothing) for an unusable time."""
+        why = check_sample_time(sample.t, sample.interval_s)
+        if why is not None:
+            raise InvalidSample(why)
         with self.store.write() as c:
             c.execute(
                 "INSERT OR REPLACE INTO core_recent (t, interval_s, payload) VALUES (?, ?, ?)",
@@ -167,42 +218,169 @@ class SeriesWriter:
             self.flush()
 
     def flush(self) -> None:
-        """Fold every raw row into one block (one transaction: all or nothing)."""
+        """Fold every raw row into blocks (one transaction: all or nothing). A row that cannot
+        be decoded or stored (written by an older, unchecked version) is dropped, not kept
+        forever in the way of every later fold."""
         with self.store.write() as c:
             rows = c.execute("SELECT t, interval_s, payload FROM core_recent ORDER BY t").fetchall()
-            if rows:
-                samples = [_decode_row(*r) for r in rows]
+            if not rows:
+                return
+            good: list[CoreSample] = []
+            for t, iv, payload in rows:
+                try:
+                    if check_sample_time(t, iv) is None:
+                        good.append(_decode_row(t, iv, payload))
+                except SeriesFormatError:
+                    pass
+            for group in _block_groups(good):
                 c.execute(
                     "INSERT INTO core_blocks (t0, t1, n, payload) VALUES (?, ?, ?, ?)",
-                    (samples[0].t, samples[-1].t, len(samples), encode_block(samples)),
+                    (group[0].t, group[-1].t, len(group), encode_block(group)),
                 )
-                c.execute("DELETE FROM core_recent WHERE t <= ?", (samples[-1].t,))
+            c.execute("DELETE FROM core_recent")
         self._pending = 0
+
+
+def _block_groups(samples: list[CoreSample]) -> Iterator[list[CoreSample]]:
+    """Consecutive runs of at most 0xFFFF samples spanning at most MAX_BLOCK_SPAN_S."""
+    group: list[CoreSample] = []
+    for s in samples:
+        if group and (s.t - group[0].t > MAX_BLOCK_SPAN_S or len(group) >= 0xFFFF):
+            yield group
+            group = []
+        group.append(s)
+    if group:
+        yield group
+
+
+class _MatrixBuilder:
+    """Appends decoded blocks into one preallocated matrix; the CPU axis and the tick type
+    grow only when a block brings a new CPU (hotplug) or a bigger delta, which is rare."""
+
+    def __init__(self, capacity: int) -> None:
+        self.cap = max(capacity, 1)
+        self.n = 0
+        self.cpus: list[int] = []
+        self.col: dict[int, int] = {}
+        self.t = np.empty(self.cap)
+        self.iv = np.empty(self.cap)
+        self.ticks = np.zeros((self.cap, 0, NF), np.uint8)
+        self.present = np.zeros((self.cap, 0), bool)
+
+    def add(self, t: np.ndarray, iv: np.ndarray, cpus: np.ndarray, ticks: np.ndarray,
+            present: np.ndarray) -> None:
+        k = len(t)
+        if not k:
+            return
+        cpu_list = cpus.tolist()
+        new = [c for c in cpu_list if c not in self.col]
+        if new or ticks.dtype.itemsize > self.ticks.dtype.itemsize:
+            self._regrow(new, np.promote_types(self.ticks.dtype, ticks.dtype))
+        if self.n + k > self.cap:
+            self._resize(max(self.n + k, self.cap * 2))
+        sl = slice(self.n, self.n + k)
+        self.t[sl], self.iv[sl] = t, iv
+        if cpu_list == self.cpus:
+            self.ticks[sl], self.present[sl] = ticks, present
+        else:
+            idx = np.array([self.col[c] for c in cpu_list], np.int64)
+            self.ticks[sl, idx] = ticks
+            self.present[sl, idx] = present
+        self.n += k
+
+    def _regrow(self, new: list[int], dtype: np.dtype) -> None:
+        cpus = sorted([*self.cpus, *new])
+        idx = np.array([cpus.index(c) for c in self.cpus], np.int64)
+        ticks = np.zeros((self.cap, len(cpus), NF), dtype)
+        present = np.zeros((self.cap, len(cpus)), bool)
+        ticks[:, idx] = self.ticks
+        present[:, idx] = self.present
+        self.cpus, self.col = cpus, {c: i for i, c in enumerate(cpus)}
+        self.ticks, self.present = ticks, present
+
+    def _resize(self, cap: int) -> None:
+        for name in ("t", "iv", "ticks", "present"):
+            old = getattr(self, name)
+            grown = np.zeros((cap, *old.shape[1:]), old.dtype)
+            grown[: self.n] = old[: self.n]
+            setattr(self, name, grown)
+        self.cap = cap
+
+    def build(self, diagnostics: list[Diagnostic]) -> CoreMatrix:
+        n = self.n
+        order = np.argsort(self.t[:n], kind="stable")
+        if (order == np.arange(n)).all():
+            sel: slice | np.ndarray = slice(0, n)
+        else:
+            sel = order
+        return CoreMatrix(t=self.t[sel], interval_s=self.iv[sel],
+                          cpus=np.array(self.cpus, np.int64), ticks=self.ticks[sel],
+                          present=self.present[sel], diagnostics=diagnostics)
+
+
+def _valid_times(t: np.ndarray, iv: np.ndarray) -> np.ndarray:
+    return (np.isfinite(t) & (t > 0) & (t < MAX_T) & np.isfinite(iv) & (iv > 0)
+            & (iv <= MAX_INTERVAL_S))
+
+
+def read_matrix(store: Store, t0: float, t1: float) -> CoreMatrix:
+    """Samples whose end time lies in [t0, t1], oldest first, as arrays, decoded block by
+    block. A block or row that cannot be decoded is skipped and named in `diagnostics`."""
+    diags: list[Diagnostic] = []
+    (nblk,) = store.query(
+        "SELECT COALESCE(SUM(n), 0) FROM core_blocks WHERE t1 >= ? AND t0 <= ?", (t0, t1))[0]
+    (nrow,) = store.query("SELECT COUNT(*) FROM core_recent WHERE t BETWEEN ? AND ?",
+                          (t0, t1))[0]
+    out = _MatrixBuilder(int(nblk) + int(nrow))
+    with store.lock:
+        cur = store.conn.execute(
+            "SELECT rowid, payload FROM core_blocks WHERE t1 >= ? AND t0 <= ? ORDER BY t0",
+            (t0, t1))
+        for rowid, payload in cur:  # one block in memory at a time
+            try:
+                m = decode_arrays(payload)
+            except SeriesFormatError as exc:
+                diags.append(Diagnostic("store core_blocks", f"block {rowid} skipped: {exc}"))
+                continue
+            keep = _valid_times(m.t, m.interval_s)
+            if not keep.all():
+                diags.append(Diagnostic("store core_blocks", f"block {rowid}: "
+                                        f"{int((~keep).sum())} samples with unusable times "
+                                        "skipped"))
+            keep &= (m.t >= t0) & (m.t <= t1)
+            if keep.all():
+                out.add(m.t, m.interval_s, m.cpus, m.ticks, m.present)
+            elif keep.any():
+                out.add(m.t[keep], m.interval_s[keep], m.cpus, m.ticks[keep], m.present[keep])
+        rows = store.conn.execute(
+            "SELECT t, interval_s, payload FROM core_recent WHERE t BETWEEN ? AND ? ORDER BY t",
+            (t0, t1)).fetchall()
+    for t, iv, payload in rows:
+        why = check_sample_time(t, iv)
+        try:
+            if why is not None:
+                raise SeriesFormatError(why)
+            cpus, ticks = _row_arrays(payload)
+        except SeriesFormatError as exc:
+            diags.append(Diagnostic("store core_recent", f"sample at {t!r} skipped: {exc}"))
+            continue
+        order = np.argsort(cpus, kind="stable")
+        out.add(np.array([t], np.float64), np.array([iv], np.float64), cpus[order],
+                ticks[order][None], np.ones((1, len(cpus)), bool))
+    return out.build(diags)
 
 
 def read_samples(store: Store, t0: float, t1: float) -> list[CoreSample]:
     """Samples whose end time lies in [t0, t1], oldest first."""
-    out: list[CoreSample] = []
-    for (payload,) in store.query(
-        "SELECT payload FROM core_blocks WHERE t1 >= ? AND t0 <= ? ORDER BY t0", (t0, t1)
-    ):
-        out.extend(s for s in decode_block(payload) if t0 <= s.t <= t1)
-    out.extend(
-        _decode_row(*r)
-        for r in store.query(
-            "SELECT t, interval_s, payload FROM core_recent WHERE t BETWEEN ? AND ? ORDER BY t",
-            (t0, t1),
-        )
-    )
-    out.sort(key=lambda s: s.t)
-    return out
+    return read_matrix(store, t0, t1).to_samples()
 
 
 def time_span(store: Store) -> tuple[float, float] | None:
     """Oldest and newest sample time in the store, or None when empty."""
     lo_hi = store.query(
         "SELECT MIN(t), MAX(t) FROM (SELECT t0 AS t FROM core_blocks UNION ALL "
-        "SELECT t1 FROM core_blocks UNION ALL SELECT t FROM core_recent)"
+        "SELECT t1 FROM core_blocks UNION ALL SELECT t FROM core_recent) "
+        "WHERE t > 0 AND t < ?", (MAX_T,)
     )[0]
     return None if lo_hi[0] is None else (lo_hi[0], lo_hi[1])
 

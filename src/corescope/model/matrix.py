@@ -1,0 +1,130 @@
+"""Per-core samples as numpy arrays: the columnar form analysis reads a long window in.
+
+A day of 96 CPUs at 1 s is 8.3 M (sample, CPU) rows; as `CoreSample` objects that is gigabytes,
+as arrays it is the ten tick counters in the narrowest unsigned type that holds them. The
+matrix is also a `Sequence[CoreSample]`, built one sample at a time on demand, so code written
+for a list of samples keeps working on it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import overload
+
+import numpy as np
+
+from corescope.model.common import Diagnostic
+from corescope.model.cores import FIELDS, CoreSample
+from corescope.model.packed import PackedRows
+
+NF = len(FIELDS)
+
+
+@dataclass(eq=False)
+class CoreMatrix(Sequence[CoreSample]):
+    """`n` samples over the union of `cpus`, oldest first.
+
+    t[k]            wall-clock end of sample k (epoch s), float64
+    interval_s[k]   its length on the monotonic clock, float64
+    cpus[i]         the CPU id of column i, ascending
+    ticks[k, i, f]  tick delta of field f (FIELDS order); 0 where the CPU was absent
+    present[k, i]   whether CPU cpus[i] was online in sample k
+    """
+
+    t: np.ndarray
+    interval_s: np.ndarray
+    cpus: np.ndarray
+    ticks: np.ndarray
+    present: np.ndarray
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+    _machine: np.ndarray | None = field(default=None, repr=False)
+    _mids: tuple[np.ndarray, np.ndarray] | None = field(default=None, repr=False)
+
+    # --- construction ------------------------------------------------------------------------
+
+    @classmethod
+    def empty(cls) -> CoreMatrix:
+        return cls(t=np.zeros(0), interval_s=np.zeros(0), cpus=np.zeros(0, np.int64),
+                   ticks=np.zeros((0, 0, NF), np.uint32), present=np.zeros((0, 0), bool))
+
+    @classmethod
+    def from_samples(cls, samples: Iterable[CoreSample]) -> CoreMatrix:
+        """From CoreSample objects, sorted by time (stably, as `sorted` would)."""
+        ordered = sorted(samples, key=lambda s: s.t)
+        cpus = sorted({c for s in ordered for c in s.deltas})
+        col = {c: i for i, c in enumerate(cpus)}
+        n = len(ordered)
+        ticks = np.zeros((n, len(cpus), NF), np.int64)
+        present = np.zeros((n, len(cpus)), bool)
+        for k, s in enumerate(ordered):
+            for c, d in s.deltas.items():
+                ticks[k, col[c]] = d
+                present[k, col[c]] = True
+        return cls(
+            t=np.array([s.t for s in ordered], np.float64),
+            interval_s=np.array([s.interval_s for s in ordered], np.float64),
+            cpus=np.array(cpus, np.int64), ticks=ticks, present=present,
+        )
+
+    # --- the Sequence[CoreSample] view -------------------------------------------------------
+
+    def __len__(self) -> int:
+        return int(self.t.shape[0])
+
+    @overload
+    def __getitem__(self, k: int) -> CoreSample: ...
+    @overload
+    def __getitem__(self, k: slice) -> CoreMatrix: ...
+
+    def __getitem__(self, k: int | slice) -> CoreSample | CoreMatrix:
+        if isinstance(k, slice):
+            return self.rows(k)
+        n = len(self)
+        if k < 0:
+            k += n
+        if not 0 <= k < n:
+            raise IndexError(k)
+        mask = self.present[k]
+        return CoreSample(t=float(self.t[k]), interval_s=float(self.interval_s[k]),
+                          deltas=PackedRows(self.cpus[mask].tolist(), self.ticks[k][mask]))
+
+    def __iter__(self) -> Iterator[CoreSample]:
+        for k in range(len(self)):
+            yield self[k]
+
+    def rows(self, sel: slice | np.ndarray) -> CoreMatrix:
+        """The samples selected by a slice or index/boolean array (CPU columns unchanged)."""
+        return CoreMatrix(t=self.t[sel], interval_s=self.interval_s[sel], cpus=self.cpus,
+                          ticks=self.ticks[sel], present=self.present[sel],
+                          diagnostics=list(self.diagnostics))
+
+    def between(self, t0: float, t1: float) -> CoreMatrix:
+        """Samples whose end time lies in [t0, t1]."""
+        lo = int(np.searchsorted(self.t, t0, side="left"))
+        hi = int(np.searchsorted(self.t, t1, side="right"))
+        return self.rows(slice(lo, hi))
+
+    # --- derived columns ---------------------------------------------------------------------
+
+    def online_cpus(self) -> list[int]:
+        """CPUs online in at least one sample (what a list of samples would show)."""
+        return self.cpus[self.present.any(axis=0)].tolist() if len(self) else []
+
+    def machine_ticks(self) -> np.ndarray:
+        """[n, NF] int64: mpstat's `all` row per sample, the sum over online CPUs."""
+        if self._machine is None:
+            self._machine = self.ticks.sum(axis=1, dtype=np.int64)
+        return self._machine
+
+    def midpoints(self) -> tuple[np.ndarray, np.ndarray]:
+        """(sorted midpoints t - interval/2, the sample index of each): which samples fall in
+        a time window is then a binary search, even where intervals vary."""
+        if self._mids is None:
+            mids = self.t - self.interval_s / 2
+            order = np.argsort(mids, kind="stable")
+            self._mids = (mids[order], order)
+        return self._mids
+
+    def to_samples(self) -> list[CoreSample]:
+        return list(self)

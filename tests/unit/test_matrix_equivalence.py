@@ -1,0 +1,161 @@
+"""The vectorised store decoder and the matrix episode finder against the original per-sample
+code (tests/unit/reference_impl.py), on random records with gaps, hotplug and offline CPUs."""
+
+from __future__ import annotations
+
+import random
+
+import numpy as np
+import pytest
+import reference_impl as ref
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from corescope.analysis import episodes as ep
+from corescope.model.cores import FIELDS, CoreSample
+from corescope.model.matrix import CoreMatrix
+from corescope.store.db import Store
+from corescope.store.series import (
+    SeriesWriter,
+    decode_arrays,
+    decode_block,
+    encode_block,
+    read_matrix,
+    read_samples,
+)
+
+# rows that land exactly on, just under and just over the thresholds the CLI uses
+EDGE = [
+    (0, 0, 90, 10, 0, 0, 0, 0, 0, 0), (0, 0, 89, 11, 0, 0, 0, 0, 0, 0),
+    (0, 0, 80, 10, 0, 5, 5, 0, 0, 0), (0, 0, 30, 3, 0, 30, 30, 0, 0, 0),
+    (0, 0, 0, 0, 0, 0, 0, 0, 0, 0), (5, 0, 0, 0, 0, 0, 0, 0, 9, 0),  # guest > user
+    (40, 7, 3, 0, 0, 0, 0, 0, 40, 9), (0, 0, 100, 0, 0, 0, 0, 0, 0, 0),
+    (0, 0, 29, 1, 0, 1, 0, 0, 0, 0), (1, 0, 27, 2, 0, 0, 0, 0, 0, 0),
+]
+
+
+def random_record(seed: int, n: int, ncpu: int, p_gap: float, p_off: float,
+                  p_hot: float, big: bool = False) -> list[CoreSample]:
+    rng = random.Random(seed)
+    t = 1_800_000_000.0 + rng.random() * 100
+    online = set(range(ncpu))
+    out = []
+    for _ in range(n):
+        iv = rng.choice([1.0, 1.0, 1.0, 0.5, 2.0, 1.0 + rng.random() / 100])
+        t += iv
+        if rng.random() < p_gap:
+            t += rng.choice([3.0, 10.0, 61.0, 400.0])
+        if rng.random() < 0.05:  # hotplug: a CPU goes away or comes (back)
+            online ^= {rng.randrange(ncpu + 2)}
+        deltas = {}
+        for c in sorted(online):
+            if rng.random() < p_off:
+                continue
+            if rng.random() < p_hot:
+                deltas[c] = rng.choice(EDGE)
+            else:
+                hi = 70000 if big else 100
+                deltas[c] = tuple(rng.randint(0, hi) if rng.random() < 0.6 else 0
+                                  for _ in FIELDS)
+        out.append(CoreSample(t=round(t, 3), interval_s=iv, deltas=deltas))
+    return out
+
+
+def assert_same_samples(a, b):
+    assert len(a) == len(b)
+    for x, y in zip(a, b, strict=True):
+        assert x.t == y.t and x.interval_s == y.interval_s
+        assert dict(x.deltas) == dict(y.deltas)
+
+
+PARAMS = [("kernel", 90.0, 2.0), ("kernel", 30.0, 1.0), ("busy", 50.0, 0.5), ("sys", 89.0, 2.0),
+          ("user", 10.0, 3.0), ("idle", 100.0, 1.0), ("usr", 0.0, 0.0), ("guest", 5.0, 1.0)]
+
+
+def check_equivalent(samples: list[CoreSample]) -> None:
+    m = CoreMatrix.from_samples(samples)
+    for mode, thr, mind in PARAMS:
+        assert ep.find_episodes_matrix(m, thr, mind, mode) == \
+            ref.find_episodes(samples, thr, mind, mode)
+    assert ep.covered_spans_matrix(m) == ref.covered_spans(samples)
+    cpus = sorted({c for s in samples for c in s.deltas}) or [0]
+    if samples:
+        lo, hi = samples[0].t - 5, samples[-1].t + 5
+        for cpu in (cpus[0], cpus[-1], 999):
+            for window in (30.0, 60.0):
+                for mode in ("kernel", "idle"):
+                    a = (lo + hi) / 2
+                    assert ep.coarse_view_matrix(m, cpu, a - 40, a + 17, window, mode) == \
+                        ref.coarse_view(samples, cpu, a - 40, a + 17, window, mode)
+                    assert ep.coarse_view(samples, cpu, lo, hi, window, mode) == \
+                        ref.coarse_view(samples, cpu, lo, hi, window, mode)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.integers(0, 10**9), st.integers(0, 150), st.integers(1, 12),
+       st.sampled_from([0.0, 0.02, 0.2]), st.sampled_from([0.0, 0.1, 0.4]),
+       st.sampled_from([0.0, 0.5, 0.9]))
+def test_matrix_episodes_equal_the_per_sample_ones(seed, n, ncpu, p_gap, p_off, p_hot):
+    check_equivalent(random_record(seed, n, ncpu, p_gap, p_off, p_hot))
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(0, 10**9), st.integers(1, 200), st.integers(1, 40),
+       st.sampled_from([0.0, 0.02]), st.sampled_from([0.0, 0.2]), st.booleans())
+def test_vectorised_block_codec_is_byte_identical(seed, n, ncpu, p_gap, p_off, big):
+    s = random_record(seed, min(n, 0xFFFF), ncpu, p_gap, p_off, 0.3, big)[: max(1, n)]
+    if not s:
+        return
+    payload = encode_block(s)
+    assert payload == ref.encode_block(s)  # old stores and new ones are the same format
+    assert_same_samples(decode_block(payload), ref.decode_block(payload))
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.integers(0, 10**9), st.integers(1, 400), st.integers(1, 10),
+       st.integers(1, 70))
+def test_store_round_trip_gives_the_same_episodes(tmp_path_factory, seed, n, ncpu, block):
+    samples = random_record(seed, n, ncpu, 0.03, 0.1, 0.6)
+    store = Store.open(tmp_path_factory.mktemp("s"))
+    w = SeriesWriter(store, block_samples=block)
+    for s in samples:
+        w.append(s)
+    lo, hi = samples[len(samples) // 4].t, samples[-1].t + 1
+    want = ref.read_samples(store, lo, hi)
+    m = read_matrix(store, lo, hi)
+    assert_same_samples(list(m), want)
+    assert_same_samples(read_samples(store, lo, hi), want)
+    assert m.diagnostics == []
+    for mode, thr, mind in PARAMS[:3]:
+        assert ep.find_episodes(m, thr, mind, mode) == ref.find_episodes(want, thr, mind, mode)
+    store.close()
+
+
+def test_hotplug_across_blocks_grows_the_cpu_axis(tmp_path):
+    store = Store.open(tmp_path / "s")
+    w = SeriesWriter(store, block_samples=5)
+    row = (1, 0, 90, 9, 0, 0, 0, 0, 0, 0)
+    samples = [CoreSample(t=1.8e9 + i, interval_s=1.0,
+                          deltas={c: row for c in ([0, 1] if i < 7 else [0, 1, 5, 3])})
+               for i in range(20)]
+    for s in samples:
+        w.append(s)
+    w.flush()
+    m = read_matrix(store, 0, 4e9)
+    assert m.cpus.tolist() == [0, 1, 3, 5]
+    assert m.present[:7].tolist() == [[True, True, False, False]] * 7
+    assert_same_samples(list(m), samples)
+    assert ep.find_episodes(m) == ref.find_episodes(samples)
+
+
+def test_decoded_block_keeps_the_narrow_tick_type():
+    s = random_record(1, 60, 8, 0, 0, 0)
+    assert decode_arrays(encode_block(s)).ticks.dtype == np.uint8
+
+
+def test_wrappers_keep_their_signatures():
+    s = random_record(3, 80, 4, 0.05, 0.1, 0.8)
+    assert ep.find_episodes(s) == ref.find_episodes(s)
+    assert ep.covered_spans(s) == ref.covered_spans(s)
+    with pytest.raises(ValueError, match="unknown mode"):
+        ep.find_episodes(s, mode="bogus")
