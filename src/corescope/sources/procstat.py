@@ -41,7 +41,10 @@ def _parse_fast(head: bytes) -> tuple[PackedRows, tuple[int, ...]] | None:
         return None
     # numpy stops (with a warning, ignored by default) at the first token it cannot read: the
     # size check below then rejects the partial result
-    values = np.fromstring(head.replace(b"cpu", b" "), dtype=np.int64, sep=" ")
+    try:
+        values = np.fromstring(head.replace(b"cpu", b" "), dtype=np.int64, sep=" ")
+    except ValueError:  # numpy 2 raises on some unmatched data (a NUL byte, say)
+        return None
     if values.size != _NFIELDS + n * (_NFIELDS + 1):
         return None
     rows = values[_NFIELDS:].reshape(n, _NFIELDS + 1)

@@ -24,6 +24,7 @@ SCHEMA_MODULES: tuple[str, ...] = (
     "corescope.store.profiles",
     "corescope.store.census",
     "corescope.store.events",
+    "corescope.store.imports",
 )
 
 

@@ -1,0 +1,187 @@
+"""Parsed artifacts → the store, through the store's own APIs, so every command reads an
+import exactly as it reads a recording.
+
+Clock rules, applied here once every file has been read:
+- records with a wall clock of their own keep it;
+- boot-relative kernel records are placed at boot time + their stamp, with the boot time
+  settled for the whole import (`WriteContext.boot_time`);
+- without one they are written unanchored: at their seconds since boot counted from the
+  epoch (1970), flagged `unanchored` in the import report, so nothing is lost and nothing is
+  misplaced near real data; re-import with `--boot-time` to place them;
+- undated snapshots are placed at `WriteContext.undated_t`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from corescope.analysis.classify import classify_record
+from corescope.model.cgroups import MemcgCensus, RestartRecord
+from corescope.model.cores import CoreSample
+from corescope.model.events import KernelEvent
+from corescope.sources.artifacts.base import Parsed
+from corescope.store import census as census_store
+from corescope.store import events as events_store
+from corescope.store.db import Store
+from corescope.store.series import SeriesWriter
+
+# Plug-in writers for kinds whose parser returns its own payload in Parsed.extra:
+# kind -> "module:function", function(parsed, store, ctx) -> Written.
+EXTRA_WRITERS: dict[str, str] = {}
+
+
+@dataclass
+class WriteContext:
+    boot_time: float | None  # settled boot time (UTC epoch), None when unanchored
+    boot_time_how: str | None
+    undated_t: float  # where snapshots without a time of their own are placed
+    # (start, end) of core samples already written, to keep one sample source per stretch
+    covered: list[tuple[float, float]] = field(default_factory=list)
+    # kernel messages already written (message -> times), to drop twin logs' duplicates
+    seen_kernel: dict[str, list[float]] = field(default_factory=dict)
+
+
+@dataclass
+class Written:
+    records: int
+    span: tuple[float, float] | None
+    cpus: tuple[int, ...] = ()
+    notes: list[str] = field(default_factory=list)
+    unanchored: bool = False
+
+
+def _span(times: list[float]) -> tuple[float, float] | None:
+    return (min(times), max(times)) if times else None
+
+
+def write_samples(p: Parsed, store: Store, ctx: WriteContext) -> Written:
+    kept: list[CoreSample] = []
+    dropped = 0
+    for s in p.samples:
+        start = s.t - s.interval_s
+        if any(a - 1e-6 <= s.t <= b + 1e-6 or a < start + 1e-6 < b for a, b in ctx.covered):
+            dropped += 1
+            continue
+        kept.append(s)
+    notes = []
+    if dropped:
+        notes.append(f"{dropped} samples overlap per-core samples from another source "
+                     "(kept the more exact one)")
+    if kept:
+        SeriesWriter(store).append_many(kept)
+        ctx.covered.append((kept[0].t - kept[0].interval_s, kept[-1].t))
+    cpus = tuple(sorted({c for s in kept for c in s.deltas}))
+    return Written(len(kept), _span([kept[0].t - kept[0].interval_s, kept[-1].t])
+                   if kept else None, cpus, notes)
+
+
+def _duplicate(ctx: WriteContext, message: str, t: float) -> bool:
+    """The same line already written from another file within 1.5 s (a dmesg and its
+    `dmesg -T` twin): dmesg -T prints whole seconds, and btime is whole seconds too."""
+    times = ctx.seen_kernel.get(message)
+    return bool(times) and any(abs(t - x) <= 1.5 for x in times)  # type: ignore[union-attr]
+
+
+def write_kernel(p: Parsed, store: Store, ctx: WriteContext) -> Written:
+    events: list[KernelEvent] = []
+    untimed = dups = 0
+    unanchored = False
+    local_seen: dict[str, list[float]] = {}
+    for r in p.kernel:
+        if r.wall is not None:
+            t = r.wall
+        elif r.usec is not None:
+            if ctx.boot_time is not None:
+                t = ctx.boot_time + r.usec / 1e6
+            else:
+                t = r.usec / 1e6
+                unanchored = True
+        else:
+            untimed += 1
+            continue
+        if _duplicate(ctx, r.message, t):
+            dups += 1
+            continue
+        local_seen.setdefault(r.message, []).append(t)
+        events.append(classify_record(r, t))
+    for msg, ts in local_seen.items():
+        ctx.seen_kernel.setdefault(msg, []).extend(ts)
+    n = events_store.insert_events(store, events) if events else 0
+    notes = []
+    if untimed:
+        notes.append(f"{untimed} records without any timestamp were not imported")
+    if dups:
+        notes.append(f"{dups} records were already imported from another file (the same log "
+                     "in another format)")
+    if unanchored:
+        notes.append("boot-relative timestamps and no boot time found: written as seconds "
+                     "since boot counted from 1970-01-01 (unanchored); pass --boot-time "
+                     "(the node's `uptime -s`, or btime from its /proc/stat) to place them")
+    return Written(n, _span([e.time for e in events]), (), notes, unanchored)
+
+
+def write_censuses(p: Parsed, store: Store, ctx: WriteContext) -> Written:
+    out: list[MemcgCensus] = []
+    for c in p.censuses:
+        t = c.t if c.t > 0 else ctx.undated_t
+        up = c.uptime_s
+        if up is None and ctx.boot_time is not None and t > ctx.boot_time:
+            up = t - ctx.boot_time
+        c = dataclasses.replace(c, t=t, uptime_s=up)
+        census_store.write_census(store, c)
+        out.append(c)
+    return Written(len(out), _span([c.t for c in out]))
+
+
+def write_restarts(p: Parsed, store: Store, ctx: WriteContext) -> Written:
+    recs: list[RestartRecord] = [
+        r if r.t > 0 else dataclasses.replace(r, t=ctx.undated_t) for r in p.restarts]
+    if recs:
+        census_store.write_restarts(store, recs)
+    return Written(len(recs), _span([r.t for r in recs]))
+
+
+def write_irq_maps(p: Parsed, store: Store, ctx: WriteContext) -> Written:
+    times = []
+    for t, qmap in p.irq_maps:
+        t = t if t > 0 else ctx.undated_t
+        if qmap:  # a snapshot without NIC queues says nothing about the map
+            events_store.insert_irq_map(store, t, qmap)
+            times.append(t)
+    cpus = tuple(sorted({c for _, q in p.irq_maps for m in q for c in m.cpus}))
+    return Written(len(times), _span(times), cpus)
+
+
+def write_parsed(p: Parsed, store: Store, ctx: WriteContext) -> Written:
+    """Everything one artifact holds. Plug-in payloads go to their registered writer."""
+    parts: list[Written] = []
+    for fn, present in ((write_samples, p.samples), (write_kernel, p.kernel),
+                        (write_censuses, p.censuses), (write_restarts, p.restarts),
+                        (write_irq_maps, p.irq_maps)):
+        if present:
+            parts.append(fn(p, store, ctx))
+    if p.extra is not None:
+        writer = extra_writer(p.kind)
+        if writer is None:
+            parts.append(Written(0, None, (), [f"no importer for {p.kind} is installed in "
+                                               "this build: recognised, not imported"]))
+        else:
+            parts.append(writer(p, store, ctx))
+    times = [t for w in parts if w.span for t in w.span]
+    return Written(
+        records=sum(w.records for w in parts), span=_span(times),
+        cpus=tuple(sorted({c for w in parts for c in w.cpus})),
+        notes=[n for w in parts for n in w.notes],
+        unanchored=any(w.unanchored for w in parts),
+    )
+
+
+def extra_writer(kind: str) -> Callable[[Parsed, Store, WriteContext], Written] | None:
+    ref = EXTRA_WRITERS.get(kind)
+    if ref is None:
+        return None
+    mod, _, fn = ref.partition(":")
+    return getattr(importlib.import_module(mod), fn)  # type: ignore[no-any-return]

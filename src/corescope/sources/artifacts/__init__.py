@@ -1,0 +1,56 @@
+"""Saved incident artifacts: content-based kind detection and one pure parser per format
+family. `corescope.ingest` reads files, directories and bundles through this package and
+writes what it returns into the store, so that every command works on it as on a recording.
+
+Kinds (`KIND_MODULES`, in detection order; the first module whose `sniff` claims a file wins):
+
+| module | kinds |
+| --- | --- |
+| `sysstat` | `mpstat_json` (sysstat 11 and 12), `sadf_json`, `mpstat_text` |
+| `procstat_loop` | `proc_stat` (one `/proc/stat` or a `date; cat /proc/stat` loop) |
+| `interrupts_loop` | `proc_interrupts` (one `/proc/interrupts` or a dated loop) |
+| `census_loop` | `census_loop`, `proc_cgroups` |
+| `units` | `systemctl_show`, `journal_json`, `crictl_json`, `docker_ps`, `docker_inspect` |
+| `perf_detect` | `perf_script`, `folded` (recognised; imported by a plug-in, see below) |
+| `kernel_log` | `kernel_log` (dmesg plain/-r/-x/-T/iso, kern.log, a /dev/kmsg dump) |
+
+Plug-in contract (how a new format joins)
+-----------------------------------------
+1. A module under this package (or anywhere importable) defines:
+
+   - `KINDS: tuple[str, ...]`: the kinds it parses.
+   - `sniff(head: str) -> str | None`: `head` is the first `SNIFF_BYTES` of the decompressed
+     content, decoded as UTF-8 with replacement. Return one of `KINDS` when the content is
+     yours, else None. Decide from content only, never from the file name. Cheap: it runs on
+     every file.
+   - `parse(data: bytes, kind: str, source: str) -> Parsed`: the whole decompressed content
+     (at most the importer's size cap). Pure and total: never raise on any content; report what
+     you could not read with `Parsed.diag(...)`. Put model records in the `Parsed` lists, or
+     your own payload in `Parsed.extra` with `extra_records`, `extra_span` (wall clock, if known
+     before anchoring) and `extra_cpus` filled in for the import report. Boot times your
+     format states go in `Parsed.boot_times`.
+
+2. Its module name goes into `KIND_MODULES` before the module whose `sniff` would otherwise
+   claim the same content (a plug-in may import and reuse that module's `sniff`).
+
+3. If it uses `Parsed.extra`, a writer is registered in `corescope.ingest.write.EXTRA_WRITERS`
+   as `kind -> "module:function"`, with signature
+   `write(parsed: Parsed, store: Store, ctx: WriteContext) -> Written`. `ctx.boot_time` is the
+   boot time settled for the whole import (None when unanchored), to place boot-relative
+   clocks. The writer goes through the store's own APIs only.
+"""
+
+from __future__ import annotations
+
+KIND_MODULES: tuple[str, ...] = (
+    "corescope.sources.artifacts.sysstat",
+    "corescope.sources.artifacts.census_loop",
+    "corescope.sources.artifacts.interrupts_loop",
+    "corescope.sources.artifacts.procstat_loop",
+    "corescope.sources.artifacts.units",
+    "corescope.sources.artifacts.perf_detect",
+    "corescope.sources.artifacts.kernel_log",
+)
+
+# How much decompressed content a sniffer sees.
+SNIFF_BYTES = 64 * 1024

@@ -1,0 +1,201 @@
+"""Bytes → the content a parser sees: transparent decompression by magic bytes (gzip, zstd,
+xz, bzip2) with a size cap, binary detection, and kind detection through the registry.
+Pure: bytes in, bytes or a reason out; nothing raises on content."""
+
+from __future__ import annotations
+
+import bz2
+import gzip
+import importlib
+import lzma
+import zlib
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import cache
+from types import ModuleType
+from typing import Any
+
+import zstandard
+
+from corescope.sources.artifacts import KIND_MODULES, SNIFF_BYTES
+
+GZIP_MAGIC = b"\x1f\x8b"
+ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
+XZ_MAGIC = b"\xfd7zXZ\x00"
+BZ2_MAGIC = b"BZh"
+MAX_LAYERS = 3  # compressed inside compressed: more is a decompression bomb or garbage
+
+
+class TooBig(ValueError):
+    """Decompressed content over the cap."""
+
+
+class Truncated(EOFError):
+    """The compressed stream ends early; `data` is what it held up to there."""
+
+    def __init__(self, data: bytes) -> None:
+        super().__init__("truncated")
+        self.data = data
+
+
+@dataclass(frozen=True)
+class Content:
+    data: bytes
+    codecs: tuple[str, ...]  # outermost first, e.g. ("zstd",)
+    error: str | None = None  # why the content could not be read (data is then b"")
+    truncated: bool = False  # the compressed stream ended early: data is what it held
+
+
+def _stream(make: Callable[[], Any], data: bytes, cap: int) -> bytes:
+    """bzip2/xz with a hard cap on output (a small bomb must not fill memory)."""
+    d = make()
+    out = bytearray()
+    buf = data
+    while True:
+        out += d.decompress(buf, cap + 1 - len(out))
+        buf = b""
+        if len(out) > cap:
+            raise TooBig
+        if d.eof:
+            return bytes(out)
+        if d.needs_input:
+            raise Truncated(bytes(out))
+
+
+def _gzip(data: bytes, cap: int) -> bytes:
+    out = bytearray()
+    while data:
+        d = zlib.decompressobj(16 + zlib.MAX_WBITS)
+        piece = d.decompress(data, cap + 1 - len(out))
+        out += piece
+        while d.unconsumed_tail and len(out) <= cap:
+            piece = d.decompress(d.unconsumed_tail, cap + 1 - len(out))
+            if not piece:
+                break
+            out += piece
+        if len(out) > cap:
+            raise TooBig
+        if not d.eof:
+            raise Truncated(bytes(out))
+        data = d.unused_data  # concatenated members (gzip -c a b > c)
+        if data and not data.startswith(GZIP_MAGIC):
+            break
+    return bytes(out)
+
+
+def _zstd(data: bytes, cap: int) -> bytes:
+    # small input steps bound the overshoot past the cap (an RLE block of 4 bytes can stand
+    # for 128 KiB), and the object says whether the last frame was complete
+    out = bytearray()
+    d = zstandard.ZstdDecompressor().decompressobj()
+    pos = 0
+    while pos < len(data):
+        chunk = data[pos : pos + 256]
+        pos += len(chunk)
+        out += d.decompress(chunk)
+        if len(out) > cap:
+            raise TooBig
+        if d.eof:
+            rest = d.unused_data + data[pos:]
+            if not rest.startswith(ZSTD_MAGIC):
+                return bytes(out)
+            d = zstandard.ZstdDecompressor().decompressobj()  # concatenated frames
+            data, pos = rest, 0
+    if not d.eof:
+        raise Truncated(bytes(out))
+    return bytes(out)
+
+
+def _bz2(data: bytes, cap: int) -> bytes:
+    return _stream(bz2.BZ2Decompressor, data, cap)
+
+
+def _xz(data: bytes, cap: int) -> bytes:
+    return _stream(lzma.LZMADecompressor, data, cap)
+
+
+_CODECS: tuple[tuple[bytes, str, Callable[[bytes, int], bytes]], ...] = (
+    (GZIP_MAGIC, "gzip", _gzip),
+    (ZSTD_MAGIC, "zstd", _zstd),
+    (XZ_MAGIC, "xz", _xz),
+    (BZ2_MAGIC + b"9", "bzip2", _bz2),  # "BZh" + block size digit 1-9
+)
+
+
+def _codec(data: bytes) -> tuple[str, Callable[[bytes, int], bytes]] | None:
+    for magic, name, fn in _CODECS:
+        if name == "bzip2":
+            if data[:3] == BZ2_MAGIC and data[3:4].isdigit() and data[4:10] == b"1AY&SY":
+                return name, fn
+            continue
+        if data.startswith(magic):
+            return name, fn
+    return None
+
+
+def decompress(data: bytes, cap: int) -> Content:
+    """Peel compression layers (by magic bytes) until plain content, within `cap` bytes."""
+    codecs: list[str] = []
+    for _ in range(MAX_LAYERS + 1):
+        c = _codec(data)
+        if c is None:
+            return Content(data, tuple(codecs))
+        name, fn = c
+        if len(codecs) == MAX_LAYERS:
+            return Content(b"", tuple(codecs), f"more than {MAX_LAYERS} compression layers")
+        try:
+            data = fn(data, cap)
+        except Truncated as exc:
+            if not exc.data:
+                return Content(b"", (*codecs, name), f"truncated {name} data: nothing in it "
+                               "could be read")
+            return Content(exc.data, (*codecs, name), None, truncated=True)
+        except TooBig:
+            return Content(b"", (*codecs, name), f"{name} content is larger than the "
+                           f"{cap} byte cap")
+        except (OSError, EOFError, ValueError, zlib.error, lzma.LZMAError,
+                zstandard.ZstdError, gzip.BadGzipFile) as exc:
+            return Content(b"", (*codecs, name), f"corrupt or truncated {name} data: {exc}")
+        codecs.append(name)
+    return Content(data, tuple(codecs))
+
+
+def is_tar(data: bytes) -> bool:
+    """A POSIX/GNU tar archive: `ustar` at offset 257."""
+    return len(data) >= 512 and data[257:262] == b"ustar"
+
+
+def looks_binary(head: bytes) -> bool:
+    """NUL bytes, or mostly non-text bytes, in the first block."""
+    if not head:
+        return False
+    if b"\x00" in head:
+        return True
+    text = sum(1 for b in head if b >= 0x20 or b in (9, 10, 13, 12, 27))
+    return text / len(head) < 0.85
+
+
+@cache
+def _modules() -> tuple[ModuleType, ...]:
+    return tuple(importlib.import_module(name) for name in KIND_MODULES)
+
+
+def module_for(kind: str) -> ModuleType | None:
+    """The first registered module that parses `kind`."""
+    for mod in _modules():
+        if kind in getattr(mod, "KINDS", ()):
+            return mod
+    return None
+
+
+def sniff(data: bytes) -> str | None:
+    """The kind of this (decompressed) content, or None when no registered parser knows it."""
+    head = data[:SNIFF_BYTES].decode("utf-8", errors="replace")
+    for mod in _modules():
+        try:
+            kind = mod.sniff(head)
+        except Exception:  # a plug-in's sniffer must not fail the import of other files
+            continue
+        if kind:
+            return kind
+    return None

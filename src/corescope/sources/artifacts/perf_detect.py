@@ -1,0 +1,36 @@
+"""Recognises `perf script` text and folded stacks. Importing them into the profile ring is a
+plug-in (see the package docstring): until one is registered before this module, a recognised
+file is reported as such, not imported."""
+
+from __future__ import annotations
+
+import re
+
+from corescope.sources.artifacts.base import Parsed
+
+KINDS = ("perf_script", "folded")
+
+# `comm  pid[/tid]  [cpu]  secs.usecs: [period] event:` (comm may be right-aligned)
+_HEADER = re.compile(r"^\s*\S.*?\s+-?\d+(?:/-?\d+)?\s+(?:\[\d+\]\s+)?\d+\.\d+:\s",
+                     re.MULTILINE)
+# a call-chain line: tab/space, hex address, symbol
+_FRAME = re.compile(r"^[\t ]+[0-9a-fA-F]{1,16} \S", re.MULTILINE)
+# folded: `frame;frame;frame count` (Brendan Gregg's stackcollapse output)
+_FOLDED = re.compile(r"^[^\s;][^\n]*;[^\n]* \d+$")
+
+
+def sniff(head: str) -> str | None:
+    if _HEADER.search(head) and _FRAME.search(head):
+        return "perf_script"
+    lines = [ln for ln in head.splitlines()[:200] if ln.strip()]
+    ok = [bool(_FOLDED.match(ln)) for ln in lines]
+    if ok and (all(ok) or (len(ok) > 2 and all(ok[:-1]))):  # the last line may be cut
+        return "folded"
+    return None
+
+
+def parse(data: bytes, kind: str, source: str) -> Parsed:
+    p = Parsed(kind, source)
+    p.diag(f"recognised as {kind}; no profile importer is installed in this build, so it was "
+           "not imported (use `flame --perf-script` to read it directly)")
+    return p

@@ -1,0 +1,147 @@
+"""Restart evidence and the journal: `systemctl show` dumps, `journalctl -o json` (restart
+entries and kernel entries), `crictl ps -a -o json`, `docker ps -a` (table or
+`--format '{{json .}}'`) and `docker inspect`. Parsing is sources.units' (and sources.kmsg's
+for the journal's kernel entries); this module recognises the content and turns what it
+finds into stored records.
+
+Snapshots (`systemctl show`, `crictl`, `docker`) carry no time of their own: they are undated
+and the importer places them. Journal entries carry journald's wall clock; a journal with
+`__REALTIME_TIMESTAMP` and `__MONOTONIC_TIMESTAMP` also gives the boot time (realtime −
+monotonic of its boot)."""
+
+from __future__ import annotations
+
+import json
+import re
+import statistics
+from collections import Counter
+
+from corescope.model.cgroups import RestartRecord
+from corescope.sources.artifacts.base import BootTime, Parsed
+from corescope.sources.kmsg import parse_journal_json
+from corescope.sources.units import (
+    RESTART_MESSAGE_ID,
+    parse_crictl_ps,
+    parse_docker_inspect,
+    parse_docker_ps,
+    parse_journal_restarts,
+    parse_systemctl_show,
+)
+
+KINDS = ("systemctl_show", "journal_json", "crictl_json", "docker_ps", "docker_inspect")
+
+_KV = re.compile(r"^[A-Za-z][A-Za-z0-9_]*=")
+_SYSTEMD_KEYS = re.compile(r"^(?:Id|Names|NRestarts|SubState|ActiveState|ControlGroup|"
+                           r"MainPID|ExecMainStatus|LoadState)=", re.MULTILINE)
+_DOCKER_HEADER = re.compile(r"^CONTAINER ID\s+IMAGE\s+COMMAND\s+CREATED\s+STATUS", re.MULTILINE)
+
+
+def sniff(head: str) -> str | None:
+    s = head.lstrip()
+    if s.startswith("{") or s.startswith("\x1e"):
+        if "__REALTIME_TIMESTAMP" in head or "__CURSOR" in head:
+            return "journal_json"
+        if '"containers"' in head and ('"podSandboxId"' in head or '"metadata"' in head):
+            return "crictl_json"
+        if '"ID"' in head and '"Names"' in head and '"Status"' in head:
+            return "docker_ps"
+        return None
+    if s.startswith("["):
+        if '"RestartCount"' in head or ('"HostConfig"' in head and '"State"' in head):
+            return "docker_inspect"
+        if "__REALTIME_TIMESTAMP" in head:
+            return "journal_json"
+        return None
+    if _DOCKER_HEADER.search(head[:2000]):
+        return "docker_ps"
+    lines = [ln for ln in head.splitlines()[:300] if ln.strip()]
+    if lines and _SYSTEMD_KEYS.search(head):
+        kv = sum(1 for ln in lines if _KV.match(ln))
+        if kv / len(lines) >= 0.9:
+            return "systemctl_show"
+    return None
+
+
+def parse(data: bytes, kind: str, source: str) -> Parsed:
+    p = Parsed(kind, source)
+    if kind == "journal_json":
+        _journal(data, p)
+        return p
+    p.undated = True
+    if kind == "systemctl_show":
+        recs, diags = parse_systemctl_show(data, 0.0, source)
+    elif kind == "crictl_json":
+        recs, diags = parse_crictl_ps(data, 0.0, source)
+    elif kind == "docker_inspect":
+        recs, diags = parse_docker_inspect(data, 0.0, source)
+    else:
+        rows, diags = parse_docker_ps(data, source)
+        recs = [RestartRecord(t=0.0, kind="docker-container", name=r.name, restarts=None,
+                              state=r.state, cgroup=r.id,
+                              detail={"status": r.status, "exit_code": r.exit_code,
+                                      "id": r.id[:12], "image": r.image})
+                for r in rows]
+    p.restarts = recs
+    for d in diags[:50]:
+        p.diag(d.message, d.line)
+    if not recs:
+        p.diag(f"no units or containers found in the {kind} output")
+    return p
+
+
+def _journal(data: bytes, p: Parsed) -> None:
+    records, diags = parse_journal_json(data, p.source)
+    transports = {r.dict_.get("TRANSPORT") for r in records}
+    if transports - {None}:
+        p.kernel = [r for r in records if r.dict_.get("TRANSPORT") == "kernel"]
+    else:  # no _TRANSPORT at all: a `journalctl -k` export written without it
+        p.kernel = records
+    for d in diags[:20]:
+        p.diag(d.message, d.line)
+    if RESTART_MESSAGE_ID in data.decode("utf-8", errors="replace"):
+        restarts, rdiags = parse_journal_restarts(data, p.source)
+        p.restarts = [RestartRecord(t=j.t, kind="systemd-unit", name=j.unit,
+                                    restarts=j.n_restarts, state="auto-restart",
+                                    detail={"source": "journal", "message": j.message[:200]})
+                      for j in restarts if j.t > 0]
+        for d in rdiags[:20]:
+            p.diag(d.message, d.line)
+    bt = _boot_time(data)
+    if bt is not None:
+        p.boot_times.append(bt)
+
+
+def _boot_time(data: bytes, max_entries: int = 5000) -> BootTime | None:
+    """realtime − monotonic of the entries of the log's main boot (journald stamps both when it
+    receives an entry, so the difference is that boot's start on the wall clock)."""
+    by_boot: dict[str, list[float]] = {}
+    kernel_boots: Counter[str] = Counter()
+    for n, line in enumerate(data.split(b"\n")):
+        if n >= max_entries:
+            break
+        line = line.strip().lstrip(b"\x1e").rstrip(b",")
+        if not line.startswith(b"{"):
+            continue
+        try:
+            obj = json.loads(line)
+        except (ValueError, RecursionError):
+            continue
+        if not isinstance(obj, dict):
+            continue
+        try:
+            rt = int(obj["__REALTIME_TIMESTAMP"])
+            mono = int(obj["__MONOTONIC_TIMESTAMP"])
+            boot = obj.get("_BOOT_ID")
+        except (KeyError, TypeError, ValueError):
+            continue
+        if not isinstance(boot, str) or not 0 <= mono <= rt:
+            continue
+        by_boot.setdefault(boot, []).append((rt - mono) / 1e6)
+        if obj.get("_TRANSPORT") == "kernel":
+            kernel_boots[boot] += 1
+    if not by_boot:
+        return None
+    boot = (kernel_boots.most_common(1)[0][0] if kernel_boots
+            else max(by_boot, key=lambda b: len(by_boot[b])))
+    return BootTime(statistics.median(by_boot[boot]),
+                    f"journal realtime - monotonic (boot {boot[:8]})", 0.1)
