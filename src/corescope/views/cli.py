@@ -45,6 +45,8 @@ COMMAND_MODULES: tuple[tuple[str, str, str], ...] = (
      "An agent that crashes and is restarted, leaking memory cgroups."),
     ("lab clean", "corescope.views.cli_zombies",
      "Stop a running crashloop and remove every corescope-lab cgroup."),
+    ("lab scenario", "corescope.views.cli_lab_scenario",
+     "Write a generated incident hour of saved evidence (no root needed)."),
 )
 
 

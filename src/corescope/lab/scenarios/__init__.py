@@ -1,0 +1,120 @@
+"""A public corpus of incident hours: deterministic scenario directories in the formats real
+tools write (mpstat JSON, dmesg, perf script chunks, the census loop log, /proc snapshots,
+systemctl show, crictl ps, pressure loops), each with its ground truth in `expected.json`.
+
+Standard library only, so tests generate what they need at test time and nothing large is
+committed. `generate(kind, out_dir, cpus=96, seed=1)` writes one hour; the same arguments
+always give the same bytes.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+from corescope.lab.scenarios import census, dmesg, perf, pressure, system
+from corescope.lab.scenarios.load import Load, Totals
+from corescope.lab.scenarios.mpstat import MpstatWriter
+from corescope.lab.scenarios.plan import KINDS, ROOT_CAUSE, Plan, make_plan
+from corescope.lab.scenarios.stacks import WALKER_FAMILY, WALKER_FUNCTION
+
+__all__ = ["KINDS", "ROOT_CAUSE", "expected", "generate", "make_plan"]
+
+# what each story must never be diagnosed as (the look-alikes' false accusations)
+MUST_NOT: dict[str, tuple[str, ...]] = {
+    "zombie_chain": ("healthy", "irq_softirq_saturation", "hardware_fault"),
+    "softirq_storm": ("zombie_memcg_leak", "zombie_leak_no_harm", "healthy"),
+    "healthy_bursty": tuple(c for c in ROOT_CAUSE.values() if c != "healthy"),
+    "zombie_no_harm": ("zombie_memcg_leak", "healthy"),
+    "hardware_fault": ("zombie_memcg_leak", "irq_softirq_saturation", "healthy"),
+    "cpu_contention": ("zombie_memcg_leak", "irq_softirq_saturation", "healthy"),
+    "memory_pressure": ("zombie_memcg_leak", "healthy"),
+}
+
+
+def generate(kind: str, out_dir: str | Path, cpus: int = 96, seed: int = 1,
+             **overrides: Any) -> dict[str, Any]:
+    """Write one scenario into `out_dir` (created; must be empty or absent). Returns the
+    expected.json content."""
+    plan = make_plan(kind, cpus=cpus, seed=seed, **overrides)
+    d = Path(out_dir)
+    d.mkdir(parents=True, exist_ok=True)
+    if any(d.iterdir()):
+        raise FileExistsError(f"{d} is not empty")
+    mp = MpstatWriter(plan, d)
+    mix = perf.PerfMix(plan)
+    totals = Totals(plan)
+    totals.snapshot_at(pressure.schedstat_seconds(plan))
+    Load(plan).run([mp, mix, totals])
+    files = [mp.close()]
+    files += perf.PerfWriter(plan, mix).write(d)
+    files.append(dmesg.write(plan, d))
+    files += census.write(plan, d)
+    files += system.write(plan, d, totals)
+    files += pressure.write(plan, d, totals)
+    exp = expected(plan)
+    exp["files"] = sorted(str(f.relative_to(d)) for f in files)
+    (d / "expected.json").write_text(json.dumps(exp, indent=1, sort_keys=True) + "\n")
+    return exp
+
+
+def expected(p: Plan) -> dict[str, Any]:
+    """The ground truth a diagnosis of this directory must reach."""
+    story = dmesg.story_lines(p)
+    kinds = Counter(k for _t, _m, k in story if k != "other")
+    walker = ({"comm": "kubelet", "function": WALKER_FUNCTION}
+              if p.kind == "zombie_chain" else None)
+    aliases: list[str] = []
+    if p.culprit:
+        aliases.append(p.culprit)
+        if p.culprit_kind == "systemd-unit":
+            aliases.append(f"/system.slice/{p.culprit}")
+        else:
+            ns, pod, uid, _sandbox = census.pod_of(p, p.culprit)
+            aliases += [f"{ns}/{pod}/{p.culprit}", dmesg.container_id(p), f"pod{uid}"]
+    incidents = [t for t, _m, k in story if k in ("nic_tx_stall", "nic_keepalive_timeout",
+                                                  "oom_kill")]
+    return {
+        "schema": 1,
+        "kind": p.kind,
+        "seed": p.seed,
+        "root_cause": p.root_cause,
+        "culprit": p.culprit,
+        "culprit_kind": p.culprit_kind,
+        "culprit_aliases": aliases,
+        "hot_cpu": p.hot_cpu,
+        "walker": walker,
+        "walker_family": sorted(WALKER_FAMILY) if walker else [],
+        "must_not": list(MUST_NOT[p.kind]),
+        "cpus": p.cpus,
+        "window": {"start": p.start, "end": p.end},
+        "boot_time": p.boot_time,
+        "hostname": p.hostname,
+        "kernel": p.kernel,
+        "nic": {"driver": p.nic_driver, "iface": p.iface, "device": p.bus,
+                "queue": p.hot_queue,
+                "queue_cpus": sorted(p.queue_cpu[p.hot_queue]) if p.hot_queue is not None
+                else None},
+        "episodes": [{"cpu": e.cpu, "start": e.start, "end": e.end, "mode": e.mode,
+                      "kernel": e.mode != "usr", "reset_follows": e.duration >= 5.0
+                      and p.kind in ("zombie_chain", "softirq_storm")}
+                     for e in p.episodes],
+        "events": dict(sorted(kinds.items())),
+        "incident_times": [round(t, 6) for t in sorted(incidents)],
+        "dying": {"start": census.dying_at(p, p.start), "end": census.dying_at(p, p.end),
+                  "per_hour": round(p.dying_per_hour, 1), "live": p.live_memcgs},
+        "restarts": {"name": p.culprit, "kind": p.culprit_kind,
+                     "count": census.restarts_so_far(p)} if p.restarts_per_hour else None,
+        "formats": {"dmesg": p.dmesg_format, "perf_clock": p.perf_clock,
+                    "perf_compress": p.perf_compress, "mpstat_compress": p.mpstat_compress,
+                    "mpstat_date": p.mpstat_date, "psi": pressure.has_psi(p),
+                    "perf_cpus": list(p.perf_cpus), "perf_hz": 49, "chunk_s": 120,
+                    "timezone": "UTC"},
+        "noise": p.noise,
+    }
+
+
+def plan_for(kind: str, cpus: int = 96, seed: int = 1, **overrides: Any) -> Plan:
+    return make_plan(kind, cpus=cpus, seed=seed, **overrides)
