@@ -28,8 +28,8 @@ def test_go_tool_pprof_reads_it(tmp_path: Path) -> None:
         pytest.skip("go (golang-go) not installed")
     prof = Profile().extend(parse_text((FIXTURES / "profiles" / "burner_idle.txt").read_text())[0])
     out = tmp_path / "p.pb.gz"
-    out.write_bytes(to_pprof(prof, duration_nanos=3 * 10**9))
-    assert gzip.decompress(out.read_bytes()) == encode(prof, duration_nanos=3 * 10**9)
+    out.write_bytes(to_pprof(prof, 49, duration_nanos=3 * 10**9))
+    assert gzip.decompress(out.read_bytes()) == encode(prof, 49, duration_nanos=3 * 10**9)
     env = dict(os.environ, HOME=str(tmp_path), GOCACHE=str(tmp_path / "gocache"),
                PPROF_TMPDIR=str(tmp_path))
     res = subprocess.run([go, "tool", "pprof", "-top", "-sample_index=samples", str(out)],

@@ -9,10 +9,15 @@ A sensor that streams (kmsg, perf) may run its own thread from `open`; it must s
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from corescope.model.cgroups import MemcgCensus, RestartRecord, StatReadCost
 from corescope.model.common import SensorStatus
+from corescope.model.cores import CoreSample
+from corescope.model.events import KernelEvent
+from corescope.model.profiles import ProfileChunk
 from corescope.rootfs import Root
 from corescope.runner import Runner
 from corescope.store.db import Store
@@ -39,7 +44,66 @@ class RecordOptions:
     profile_chunk_s: float = 120.0
     profile_retain_s: float = 12 * 3600.0
     profile_max_bytes: int = 2 * 1000**3
+    # fleet: the /metrics listener's max-gauge window, and where finished chunks are pushed
+    metrics_max_window_s: float = 60.0
+    pyroscope_url: str | None = None
     extra: dict[str, str] = field(default_factory=dict)
+
+
+class Tap:
+    """What sensors hand over, besides the store, as they produce it: the exporter and the
+    profile pusher listen here. The default does nothing, so a recorder without `--listen`
+    pays one no-op call per write. Taps are called on the sensor's thread and must not block.
+    """
+
+    def cores(self, sample: CoreSample) -> None:
+        """One per-core interval, as just written."""
+
+    def census(self, census: MemcgCensus) -> None:
+        """One zombie memcg census."""
+
+    def stat_costs(self, costs: Sequence[StatReadCost]) -> None:
+        """The root stat-read cost probe."""
+
+    def restarts(self, records: Sequence[RestartRecord]) -> None:
+        """Units and containers that ever restarted, as last seen."""
+
+    def events(self, events: Sequence[KernelEvent]) -> None:
+        """Kernel (and NIC counter) events, as stored."""
+
+    def chunk(self, chunk: ProfileChunk) -> None:
+        """A finished, indexed profile-ring chunk (called on the ring's thread)."""
+
+
+class Taps(Tap):
+    """Several taps as one."""
+
+    def __init__(self, taps: Sequence[Tap]) -> None:
+        self.taps = list(taps)
+
+    def cores(self, sample: CoreSample) -> None:
+        for t in self.taps:
+            t.cores(sample)
+
+    def census(self, census: MemcgCensus) -> None:
+        for t in self.taps:
+            t.census(census)
+
+    def stat_costs(self, costs: Sequence[StatReadCost]) -> None:
+        for t in self.taps:
+            t.stat_costs(costs)
+
+    def restarts(self, records: Sequence[RestartRecord]) -> None:
+        for t in self.taps:
+            t.restarts(records)
+
+    def events(self, events: Sequence[KernelEvent]) -> None:
+        for t in self.taps:
+            t.events(events)
+
+    def chunk(self, chunk: ProfileChunk) -> None:
+        for t in self.taps:
+            t.chunk(chunk)
 
 
 @dataclass(frozen=True)
@@ -50,6 +114,7 @@ class SensorEnv:
     runner: Runner
     store_dir: Path
     options: RecordOptions
+    tap: Tap = field(default_factory=Tap)
 
 
 class Sensor(ABC):

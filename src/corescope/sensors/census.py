@@ -111,11 +111,13 @@ class CensusSensor(Sensor):
         locations = rank_locations(stats, STORED_LOCATIONS) if stats else []
         census_store.write_census(self.store, c, rows, locations)
         self.churn_seen += sum(r.created + r.removed for r in rows)
+        self.env.tap.census(c)
         if self._last_probe is None or mono - self._last_probe >= STAT_PROBE_EVERY_S:
             self._last_probe = mono
             costs, _ = cg.probe_stat_read(root, self.layout, 5, wall, c.dying)
             if costs:
                 census_store.write_stat_costs(self.store, costs)
+                self.env.tap.stat_costs(costs)
 
     def close(self) -> None:
         if self.watcher is not None:
@@ -182,6 +184,7 @@ class RestartSensor(Sensor):
         keep = [r for r in ev.records if r.restarts]
         if keep:
             census_store.write_restarts(self.store, keep)
+            self.env.tap.restarts(keep)
 
 
 def build(env: SensorEnv) -> list[Sensor]:

@@ -39,7 +39,9 @@ class CoresSensor(Sensor):
         assert self._reader is not None and self._writer is not None and self._prev is not None
         cur = self._reader.read()
         if self._prev_mono:
-            self._writer.append(delta(self._prev, cur, wall, mono - self._prev_mono))
+            sample = delta(self._prev, cur, wall, mono - self._prev_mono)
+            self._writer.append(sample)
+            self.env.tap.cores(sample)
         self._prev, self._prev_mono = cur, mono
 
     def start_clock(self, mono: float) -> None:

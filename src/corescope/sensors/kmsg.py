@@ -109,6 +109,7 @@ class KmsgSensor(Sensor):
                   for r in records]
         if events:
             self.stored += store_events.insert_events(self._store, events, self.boot_id)
+            self.env.tap.events(events)
         lost, epipe = self._reader.lost_records, self._reader.epipe_count
         if lost != self._lost_seen or epipe != self._epipe_seen:
             store_events.record_loss(self._store, time.time(), lost - self._lost_seen,

@@ -100,6 +100,7 @@ class NetdevSensor(Sensor):
                 store_events.insert_counters(self._store, wall, iface, keep)
         if events:
             store_events.insert_events(self._store, events)
+            self.env.tap.events(events)
 
     def tick(self, wall: float, mono: float) -> None:
         assert self._store is not None

@@ -53,6 +53,7 @@ class ProfileSensor(Sensor):
         assert self._store is not None
         o = self.env.options
         ring.add_chunk(self._store, chunk)
+        self.env.tap.chunk(chunk)
         ring.enforce(self._store, time.time(), o.profile_retain_s, o.profile_max_bytes)
 
     def _on_problem(self, message: str) -> None:

@@ -171,7 +171,7 @@ def parse_cgroup_stat(text: str | bytes, source: str = "cgroup.stat"
         parts = line.split()
         if not parts:
             continue
-        if len(parts) != 2 or not parts[1].isdigit():
+        if len(parts) != 2 or not (parts[1].isascii() and parts[1].isdigit()):
             diags.append(Diagnostic(source, f"unreadable line: {line[:80]!r}", lineno))
             continue
         key, value = parts[0], int(parts[1])

@@ -47,6 +47,10 @@ COMMAND_MODULES: tuple[tuple[str, str, str], ...] = (
      "Stop a running crashloop and remove every corescope-lab cgroup."),
     ("lab scenario", "corescope.views.cli_lab_scenario",
      "Write a generated incident hour of saved evidence (no root needed)."),
+    ("inventory", "corescope.views.cli_inventory",
+     "This node's units, kernel, image, cgroup layout, NICs and IRQ placement."),
+    ("fleet", "corescope.views.cli_fleet",
+     "Compare nodes: what differs between groups of nodes, from their inventories."),
 )
 
 

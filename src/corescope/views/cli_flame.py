@@ -33,6 +33,7 @@ from corescope.views.clitypes import (
 )
 from corescope.views.speedscope import Speedscope
 
+DEFAULT_HZ = 49  # `record --profile-hz` default, when nothing says otherwise
 FORMATS = ("top", "json", "folded", "html", "pprof", "speedscope")
 
 
@@ -148,10 +149,12 @@ def _auto_baseline(store: Store, lo: float, hi: float, gap: float) -> tuple[floa
 
 
 def _collect(stream: Iterator[tuple[StackSample, float | None]], include_idle: bool,
-             heat: Heatmap | None = None) -> Profile:
+             heat: Heatmap | None = None, pp: pprof.Samples | None = None) -> Profile:
     prof = Profile(include_idle=include_idle)
     for s, t in stream:
         idle = prof.add(s)
+        if pp is not None:
+            pp.add(s, idle if not include_idle else None)
         if heat is not None:
             tt = t if t is not None else s.time
             if tt is not None:
@@ -220,18 +223,22 @@ def register(cli: click.Group, lab: click.Group) -> None:
         baseline: Profile | None = None
         b_lo = b_hi = None
         note = ""
+        # pprof keeps cpu and thread labels, which the flame Profile does not
+        pp = pprof.Samples(include_idle) if fmt == "pprof" else None
+        hz: int | None = None
         if perf_scripts:
             if diff_at is not None or event is not None or at is not None:
                 fail("--perf-script reads whole files: --at/--event/--diff need the store")
             stream = ((s, s.time) for s in
                       perf_query.file_samples(perf_scripts, cpu, diags, progress))
-            prof = _collect(scope.tap(_filtered(stream, pid, comm)), include_idle)
+            prof = _collect(scope.tap(_filtered(stream, pid, comm)), include_idle, pp=pp)
             report = FlameReport(prof.first_time, prof.last_time, "perf", cpu, prof,
                                  chunks=len(perf_scripts), limit=limit)
         else:
             store, lo, hi, stream, nchunks = _window_stream(obj, at, event, before, after, cpu,
                                                             diags, progress)
-            prof = _collect(scope.tap(_filtered(stream, pid, comm)), include_idle)
+            prof = _collect(scope.tap(_filtered(stream, pid, comm)), include_idle, pp=pp)
+            hz = _ring_hz(store, lo, hi)
             if diff_at is not None:
                 if diff_at.strip().lower() == "auto":
                     b_lo, b_hi, note = _auto_baseline(store, lo, hi, baseline_gap)
@@ -247,7 +254,7 @@ def register(cli: click.Group, lab: click.Group) -> None:
                                  chunks=nchunks, limit=limit)
         progress.done()
         report.diagnostics = [str(d) for d in diags]
-        _emit_flame(report, fmt, output, with_pid, scope)
+        _emit_flame(report, fmt, output, with_pid, scope, pp, hz)
 
     @cli.command("heatmap")
     @_window_options
@@ -312,8 +319,18 @@ def _window_label(report: FlameReport) -> str:
     return f"{where}, perf script input"
 
 
+def _ring_hz(store: Store, lo: float, hi: float) -> int | None:
+    """The --profile-hz the window's chunks were recorded at (the most samples' rate)."""
+    by: dict[int, int] = {}
+    for c in ring.chunks_overlapping(store, lo, hi):
+        if c.hz > 0:
+            by[c.hz] = by.get(c.hz, 0) + max(1, c.samples)
+    return max(by, key=lambda h: by[h]) if by else None
+
+
 def _emit_flame(report: FlameReport, fmt: str, output: Path | None, with_pid: bool,
-                scope: Speedscope) -> None:
+                scope: Speedscope, pp: pprof.Samples | None = None,
+                hz: int | None = None) -> None:
     data: bytes
     if fmt == "speedscope":
         data = json.dumps(scope.to_json(_window_label(report)), separators=(",", ":")).encode()
@@ -333,7 +350,11 @@ def _emit_flame(report: FlameReport, fmt: str, output: Path | None, with_pid: bo
         if report.start is not None and report.end is not None:
             dur = int((report.end - report.start) * 1e9)
         t0 = int(report.start * 1e9) if report.clock == "wall" and report.start else 0
-        data = pprof.to_pprof(report.profile, time_nanos=t0, duration_nanos=dur)
+        # the rate comes from the ring's index; perf script text does not say it, so
+        # there it is read off the samples' spacing (cpu-clock ticks idle CPUs too)
+        rate = hz or (pp.estimated_hz() if pp is not None else None) or DEFAULT_HZ
+        data = pprof.to_pprof(pp if pp is not None else report.profile, rate,
+                              time_nanos=t0, duration_nanos=dur)
     else:  # html
         sub = f"{_window_label(report)}, {report.profile.samples} samples " \
               f"({report.profile.idle_samples} idle)"

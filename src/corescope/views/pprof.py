@@ -3,15 +3,18 @@ windows. The wire format needs only varints and length-delimited fields, so it i
 here rather than pulling in protobuf for one message type.
 
 Each sample's stack is leaf first, with the process name as the root frame (as in folded
-stacks) and `comm`/`pid` labels, and two values: samples/count and cpu/nanoseconds.
+stacks), labels `comm`, `pid` and (from `Samples`) `cpu` and `thread`, and two values:
+samples/count and cpu/nanoseconds at the rate the samples were really taken.
 """
 
 from __future__ import annotations
 
 import gzip
+from collections import Counter
 from collections.abc import Iterable
 
-from corescope.analysis.flame import Profile
+from corescope.analysis.flame import Profile, is_idle
+from corescope.model.profiles import Frame, StackSample
 
 
 def _varint(n: int) -> bytes:
@@ -57,9 +60,51 @@ class _Strings:
         return i
 
 
-def encode(profile: Profile, hz: int = 49, time_nanos: int = 0,
+# one pprof sample: string labels, the numeric pid label, frames leaf first, count
+PprofKey = tuple[tuple[tuple[str, str], ...], int, str, tuple[Frame, ...]]
+
+
+class Samples:
+    """Stack samples aggregated for pprof with their `cpu` and `thread` (tid) labels, which
+    the flame `Profile` does not keep. Idle samples are left out unless `include_idle`.
+    Also estimates the sampling rate from the samples' own spacing, for input (perf script
+    text) that does not say it."""
+
+    def __init__(self, include_idle: bool = False) -> None:
+        self.include_idle = include_idle
+        self.counts: Counter[PprofKey] = Counter()
+        self._last: dict[int | None, float] = {}
+        self._gaps: list[float] = []
+
+    def add(self, s: StackSample, idle: bool | None = None) -> None:
+        if s.time is not None and len(self._gaps) < 100_000:
+            prev = self._last.get(s.cpu)
+            if prev is not None and s.time > prev:
+                self._gaps.append(s.time - prev)
+            self._last[s.cpu] = s.time
+        if (is_idle(s) if idle is None else idle) and not self.include_idle:
+            return
+        labels = (("comm", s.comm), ("cpu", "" if s.cpu is None else str(s.cpu)),
+                  ("thread", str(s.tid)))
+        self.counts[(labels, s.pid, s.comm, s.frames)] += 1
+
+    def estimated_hz(self) -> int | None:
+        """cpu-clock samples every CPU at the rate, idle included: the median gap says it."""
+        if len(self._gaps) < 10:
+            return None
+        g = sorted(self._gaps)[len(self._gaps) // 2]
+        return max(1, round(1.0 / g)) if g > 0 else None
+
+
+def _from_profile(profile: Profile) -> Iterable[tuple[PprofKey, int]]:
+    for (comm, pid, frames), n in profile.stacks.items():
+        yield ((("comm", comm),), pid, comm, frames), n
+
+
+def encode(profile: Profile | Samples, hz: int, time_nanos: int = 0,
            duration_nanos: int = 0) -> bytes:
-    """The serialized (not yet gzipped) Profile message."""
+    """The serialized (not yet gzipped) Profile message. `hz` is the rate the samples were
+    taken at: each sample stands for 1/hz s of CPU (the chunk's --profile-hz, not a guess)."""
     st = _Strings()
     period = int(1e9 / hz) if hz > 0 else 0
     out = bytearray()
@@ -87,13 +132,14 @@ def encode(profile: Profile, hz: int = 49, time_nanos: int = 0,
         loc_msgs += _bytes(4, _int(1, lid) + _bytes(4, _int(1, fid)))
         return lid
 
+    items = profile.counts.items() if isinstance(profile, Samples) else _from_profile(profile)
     samples = bytearray()
-    for (comm, pid, frames), n in profile.stacks.items():
+    for (labels, pid, comm, frames), n in items:
         ids = [location(f.label, f.dso) for f in frames]  # leaf first, as pprof wants
         ids.append(location(comm, ""))
-        labels = _bytes(3, _int(1, st("comm")) + _int(2, st(comm)))
-        labels += _bytes(3, _int(1, st("pid")) + _int(3, pid & ((1 << 63) - 1)))
-        samples += _bytes(2, _packed(1, ids) + _packed(2, [n, n * period]) + labels)
+        lab = b"".join(_bytes(3, _int(1, st(k)) + _int(2, st(v))) for k, v in labels if v)
+        lab += _bytes(3, _int(1, st("pid")) + _int(3, pid & ((1 << 63) - 1)))
+        samples += _bytes(2, _packed(1, ids) + _packed(2, [n, n * period]) + lab)
     out += samples
     out += loc_msgs
     out += func_msgs
@@ -107,6 +153,6 @@ def encode(profile: Profile, hz: int = 49, time_nanos: int = 0,
     return bytes(out)
 
 
-def to_pprof(profile: Profile, hz: int = 49, time_nanos: int = 0,
+def to_pprof(profile: Profile | Samples, hz: int, time_nanos: int = 0,
              duration_nanos: int = 0) -> bytes:
     return gzip.compress(encode(profile, hz, time_nanos, duration_nanos))

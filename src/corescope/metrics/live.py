@@ -1,0 +1,239 @@
+"""Live metrics state, fed by the recorder's sensors through the Tap, read by the exporter.
+
+Why a ring of 1 s ratios: Prometheus scrapes every 15–60 s and averages anything in between
+away. The max gauge keeps, per CPU and mode, the highest 1 s ratio of the trailing window, so
+any scrape interval up to that window still sees a 4 s spike. Updating costs one small numpy
+pass per tick on the sampling thread; everything else (maxima, growth, formatting) happens at
+scrape time on the exporter's thread, from a copy taken under a short lock.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+from collections import deque
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from corescope.analysis.zombies import growth
+from corescope.model.cgroups import MemcgCensus, RestartRecord, StatReadCost
+from corescope.model.cores import FIELDS, CoreSample
+from corescope.model.events import KernelEvent
+from corescope.sensors.base import Tap
+
+# Modes exported, as `mode` label values: kernel = sys + irq + soft (the episode default),
+# user = usr + nice (guest excluded, as mpstat does).
+MODES: tuple[str, ...] = ("kernel", "user", "sys", "irq", "soft", "iowait", "steal")
+KERNEL = 0
+SATURATED_RATIO = 0.90  # the `cores` episode threshold (90 %)
+EPISODE_MIN_S = 2.0  # the `cores` episode minimum duration
+CENSUS_HISTORY = 360  # an hour of censuses at the default 10 s, for the growth slope
+
+_I = {name: i for i, name in enumerate(FIELDS)}
+
+
+def mode_ratios(deltas: np.ndarray) -> np.ndarray:
+    """(n, 10) tick deltas in FIELDS order → (n, len(MODES)) ratios 0–1, sysstat arithmetic
+    (the interval is user+nice+sys+iowait+idle+steal+irq+softirq; a tickless CPU is idle)."""
+    d = deltas.astype(np.float64, copy=False)
+    u, n, s, idle = d[:, _I["user"]], d[:, _I["nice"]], d[:, _I["system"]], d[:, _I["idle"]]
+    w, q, sq, st = d[:, _I["iowait"]], d[:, _I["irq"]], d[:, _I["softirq"]], d[:, _I["steal"]]
+    g, gn = d[:, _I["guest"]], d[:, _I["guest_nice"]]
+    itv = u + n + s + w + idle + st + q + sq
+    inv = np.divide(1.0, itv, out=np.zeros_like(itv), where=itv > 0)
+    user = np.maximum(u - g, 0) + np.maximum(n - gn, 0)
+    cols = (s + q + sq, user, s, q, sq, w, st)
+    return np.stack(cols, axis=1) * inv[:, None]
+
+
+def _matrix(sample: CoreSample) -> tuple[tuple[int, ...], np.ndarray]:
+    rows = sample.deltas
+    flat = getattr(rows, "flat", None)
+    ids = getattr(rows, "ids", None)
+    if ids is not None and isinstance(flat, np.ndarray):
+        return tuple(ids), flat.reshape(len(ids), len(FIELDS))
+    cpus = tuple(sorted(rows))
+    return cpus, np.array([rows[c] for c in cpus], dtype=np.int64).reshape(len(cpus),
+                                                                          len(FIELDS))
+
+
+@dataclass
+class Snapshot:
+    """What one scrape shows; plain values, copied out from under the lock."""
+
+    now: float
+    cpus: tuple[int, ...]
+    ratio_max: np.ndarray  # (cpus, MODES); NaN where nothing is in the window
+    saturated_s: np.ndarray  # (cpus, MODES)
+    episodes: np.ndarray  # (cpus,)
+    census: MemcgCensus | None
+    growth_per_hour: float | None
+    dying_limit: int | None
+    projected_crossing: float | None
+    events: dict[tuple[str, str], int]
+    restarts: dict[tuple[str, str], int]
+    stat_costs: dict[str, float]
+    sensors: dict[str, bool]
+    info: dict[str, Any] = field(default_factory=dict)
+
+
+class LiveMetrics(Tap):
+    def __init__(self, window_s: float = 60.0, interval_s: float = 1.0,
+                 clock: Callable[[], float] | None = None) -> None:
+        import time
+
+        self.window_s = window_s
+        self._clock = clock or time.time
+        # 1 s ratios: sub-second ticks are summed until a second is covered
+        self._step_s = max(1.0, interval_s)
+        slots = math.ceil(window_s / self._step_s) + 2
+        self._lock = threading.Lock()
+        self._row: dict[int, int] = {}
+        self._ring = np.full((0, len(MODES), slots), np.nan)
+        self._t = np.full(slots, -np.inf)  # end time of each slot
+        self._pos = 0
+        self._sat = np.zeros((0, len(MODES)))
+        self._run = np.zeros(0)
+        self._counted = np.zeros(0, dtype=bool)
+        self._episodes = np.zeros(0, dtype=np.int64)
+        self._acc: np.ndarray | None = None
+        self._acc_ids: tuple[int, ...] = ()
+        self._acc_s = 0.0
+        self._last_push_t: float | None = None
+        self._census: MemcgCensus | None = None
+        self._census_hist: deque[MemcgCensus] = deque(maxlen=CENSUS_HISTORY)
+        self._growth_cache: tuple[float, Any] | None = None
+        self._events: dict[tuple[str, str], int] = {}
+        self._restarts: dict[tuple[str, str], int] = {}
+        self._stat: dict[str, float] = {}
+        self.sensor_health: Callable[[], Mapping[str, bool]] = dict
+        self.info: dict[str, Any] = {}
+
+    # --- fed on the sensors' threads -------------------------------------------------------
+
+    def cores(self, sample: CoreSample) -> None:
+        ids, d = _matrix(sample)
+        if not ids:
+            return
+        if self._acc is not None and self._acc_ids == ids:
+            self._acc = self._acc + d
+            self._acc_s += sample.interval_s
+        else:  # first tick, or the CPU set changed (hotplug): start a fresh second
+            self._acc, self._acc_ids, self._acc_s = d.copy(), ids, sample.interval_s
+        if self._acc_s < self._step_s * 0.95:
+            return
+        ratios = mode_ratios(self._acc)
+        dt = self._acc_s
+        self._acc, self._acc_s = None, 0.0
+        with self._lock:
+            self._push(ids, ratios, dt, sample.t)
+
+    def _rows_for(self, ids: tuple[int, ...]) -> np.ndarray:
+        new = [c for c in ids if c not in self._row]
+        if new:
+            for c in new:
+                self._row[c] = len(self._row)
+            extra = len(new)
+            self._ring = np.concatenate(
+                [self._ring, np.full((extra, len(MODES), self._t.size), np.nan)])
+            self._sat = np.concatenate([self._sat, np.zeros((extra, len(MODES)))])
+            self._run = np.concatenate([self._run, np.zeros(extra)])
+            self._counted = np.concatenate([self._counted, np.zeros(extra, dtype=bool)])
+            self._episodes = np.concatenate([self._episodes, np.zeros(extra, dtype=np.int64)])
+        return np.fromiter((self._row[c] for c in ids), dtype=np.intp, count=len(ids))
+
+    def _push(self, ids: tuple[int, ...], ratios: np.ndarray, dt: float, t: float) -> None:
+        rows = self._rows_for(ids)
+        pos = self._pos
+        self._ring[:, :, pos] = np.nan  # CPUs absent this second (offline) show nothing
+        self._ring[rows, :, pos] = ratios
+        self._t[pos] = t
+        self._pos = (pos + 1) % self._t.size
+        hot = ratios >= SATURATED_RATIO
+        self._sat[rows] += hot * dt
+        # an episode: kernel time ≥ threshold for ≥ the minimum duration, counted once; a gap
+        # in sampling (a stopped recorder, a long stall) breaks the run as `cores` does
+        gap = self._last_push_t is not None and t - self._last_push_t > 2.5 * self._step_s
+        self._last_push_t = t
+        k = hot[:, KERNEL]
+        run = np.where(k, (0.0 if gap else self._run[rows]) + dt, 0.0)
+        self._run[rows] = run
+        counted = self._counted[rows] & k
+        if gap:
+            counted[:] = False
+        new = (run >= EPISODE_MIN_S - 1e-6) & ~counted
+        self._episodes[rows] += new
+        self._counted[rows] = counted | new
+
+    def census(self, census: MemcgCensus) -> None:
+        with self._lock:
+            self._census = census
+            self._census_hist.append(census)
+
+    def stat_costs(self, costs: Sequence[StatReadCost]) -> None:
+        with self._lock:
+            for c in costs:
+                self._stat[c.file] = c.median_ms / 1000.0
+
+    def restarts(self, records: Sequence[RestartRecord]) -> None:
+        with self._lock:
+            for r in records:
+                if r.restarts is not None:
+                    key = (r.name, r.kind)
+                    # systemd's NRestarts and a container's attempt count only grow; keep
+                    # the highest seen so the counter never goes backwards on a bad read
+                    self._restarts[key] = max(self._restarts.get(key, 0), r.restarts)
+
+    def events(self, events: Sequence[KernelEvent]) -> None:
+        with self._lock:
+            for e in events:
+                iface = e.fields.get("iface") if isinstance(e.fields, dict) else None
+                key = (e.kind, str(iface) if iface else "")
+                self._events[key] = self._events.get(key, 0) + 1
+
+    # --- read on the exporter's thread -----------------------------------------------------
+
+    def snapshot(self) -> Snapshot:
+        now = self._clock()
+        with self._lock:
+            cpus = tuple(sorted(self._row))
+            order = np.fromiter((self._row[c] for c in cpus), dtype=np.intp, count=len(cpus))
+            ring = self._ring[order].copy()
+            times = self._t.copy()
+            sat = self._sat[order].copy()
+            episodes = self._episodes[order].copy()
+            census = self._census
+            hist = list(self._census_hist)
+            events = dict(self._events)
+            restarts = dict(self._restarts)
+            stat = dict(self._stat)
+        # the window is judged on the samples' own wall times, so a stalled recorder ages out
+        live = times > now - self.window_s - self._step_s
+        if cpus and live.any():
+            with np.errstate(all="ignore"):
+                window = ring[:, :, live]
+                ratio_max = np.where(np.isnan(window).all(axis=2), np.nan,
+                                     np.nanmax(np.nan_to_num(window, nan=-1.0), axis=2))
+        else:
+            ratio_max = np.full((len(cpus), len(MODES)), np.nan)
+        per_hour, limit, crossing = self._growth(census, hist)
+        return Snapshot(now=now, cpus=cpus, ratio_max=ratio_max, saturated_s=sat,
+                        episodes=episodes, census=census, growth_per_hour=per_hour,
+                        dying_limit=limit, projected_crossing=crossing, events=events,
+                        restarts=restarts, stat_costs=stat,
+                        sensors=dict(self.sensor_health()), info=dict(self.info))
+
+    def _growth(self, census: MemcgCensus | None, hist: list[MemcgCensus]
+                ) -> tuple[float | None, int | None, float | None]:
+        if census is None:
+            return None, None, None
+        cache = self._growth_cache
+        if cache is not None and cache[0] == census.t:
+            g = cache[1]
+        else:
+            g = growth(census, hist)  # Theil–Sen: at scrape time, never on the sampler
+            self._growth_cache = (census.t, g)
+        return g.per_hour, g.threshold, g.projected_threshold_at

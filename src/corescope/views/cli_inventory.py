@@ -1,0 +1,60 @@
+"""`corescope inventory`: this node's units, kernel, image, cgroup layout, NICs and IRQ
+placement, as one JSON document per node for `corescope fleet diff`."""
+
+from __future__ import annotations
+
+import click
+
+from corescope.model.inventory import Inventory
+from corescope.views.clitypes import CliContext, emit_json, fail
+
+
+def parse_labels(items: tuple[str, ...]) -> dict[str, str]:
+    labels: dict[str, str] = {}
+    for item in items:
+        k, sep, v = item.partition("=")
+        if not sep or not k:
+            fail(f"--label wants KEY=VALUE, got {item!r}")
+        labels[k] = v
+    return labels
+
+
+def render_text(inv: Inventory) -> str:
+    lines = [f"node {inv.node}" + (" (" + ", ".join(f"{k}={v}" for k, v in
+                                                   sorted(inv.labels.items())) + ")"
+                                   if inv.labels else ""),
+             f"  kernel        {inv.kernel_release or '?'}",
+             f"  image         {inv.image_id or '?'}"
+             + (f" (BOOT_IMAGE {inv.boot_image})" if inv.boot_image else ""),
+             f"  boot id       {inv.boot_id or '?'}",
+             f"  cgroups       {inv.cgroup_layout or '?'} (memory on {inv.cgroup_memory or '-'})",
+             f"  irq policy    {inv.irq_policy or '?'}"]
+    for n in inv.nics:
+        lines.append(f"  nic {n.iface:<9} {n.driver or '?'} {n.version or ''}"
+                     + (f" firmware {n.firmware}" if n.firmware else ""))
+    if inv.units_measured:
+        lines.append(f"  units         {len(inv.units_enabled)} enabled, "
+                     f"failed: {', '.join(inv.units_failed) or 'none'}, "
+                     f"restarting: {', '.join(inv.units_restarting) or 'none'}")
+    lines += [f"  note: {n}" for n in inv.notes]
+    return "\n".join(lines)
+
+
+@click.command()
+@click.option("--label", "labels", multiple=True, metavar="KEY=VALUE",
+              help="Attach a label (e.g. zone=us-east-1a) for `fleet diff` to group by.")
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+@click.pass_obj
+def inventory(obj: CliContext, labels: tuple[str, ...], as_json: bool) -> None:
+    """What should be the same on every node: units, kernel, image, cgroups, NICs, IRQs."""
+    from corescope.sources.inventory import collect
+
+    inv = collect(obj.root, obj.runner, parse_labels(labels))
+    if as_json:
+        emit_json(inv.to_json())
+    else:
+        click.echo(render_text(inv))
+
+
+def register(cli: click.Group, lab: click.Group) -> None:
+    cli.add_command(inventory)
