@@ -57,6 +57,11 @@ class Recorder:
         self.sensors = active
         return self.statuses
 
+    def sensor_health(self) -> dict[str, bool]:
+        """Each sensor asked for: up (started, and its last tick succeeded) or not."""
+        failing = set(self._failing)
+        return {s.name: s.ok and s.name not in failing for s in self.statuses}
+
     def install_signal_handlers(self) -> None:
         def _stop(signum: int, _frame: object) -> None:
             self.stop_event.set()

@@ -7,7 +7,6 @@ waits on a scrape beyond that copy.
 
 from __future__ import annotations
 
-import ipaddress
 import math
 from collections.abc import Iterator
 from typing import Any
@@ -23,33 +22,6 @@ from prometheus_client.exposition import start_http_server
 from prometheus_client.registry import Collector
 
 from corescope.metrics.live import MODES, LiveMetrics, Snapshot
-
-DEFAULT_LISTEN = "127.0.0.1:9723"
-
-
-class ListenError(ValueError):
-    pass
-
-
-def parse_listen(text: str) -> tuple[str, int, bool]:
-    """`HOST:PORT`, `[V6]:PORT` or `:PORT` (loopback) → (host, port, is_loopback)."""
-    host, sep, port_s = text.strip().rpartition(":")
-    if not sep:
-        raise ListenError(f"--listen wants HOST:PORT, got {text!r}")
-    host = host.strip("[]") or "127.0.0.1"
-    try:
-        port = int(port_s)
-    except ValueError:
-        raise ListenError(f"--listen port must be a number, got {port_s!r}") from None
-    if not 0 < port < 65536:
-        raise ListenError(f"--listen port must be 1-65535, got {port}")
-    if host == "localhost":
-        return "127.0.0.1", port, True
-    try:
-        ip = ipaddress.ip_address(host)
-    except ValueError:
-        raise ListenError(f"--listen host must be an IP address, got {host!r}") from None
-    return host, port, ip.is_loopback
 
 
 def _fmt_cpu(cpu: int) -> str:

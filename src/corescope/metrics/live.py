@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy as np
 
+from corescope.analysis.episodes import DEFAULT_MIN_DURATION, DEFAULT_THRESHOLD
 from corescope.analysis.zombies import growth
 from corescope.model.cgroups import MemcgCensus, RestartRecord, StatReadCost
 from corescope.model.cores import FIELDS, CoreSample
@@ -28,8 +29,8 @@ from corescope.sensors.base import Tap
 # user = usr + nice (guest excluded, as mpstat does).
 MODES: tuple[str, ...] = ("kernel", "user", "sys", "irq", "soft", "iowait", "steal")
 KERNEL = 0
-SATURATED_RATIO = 0.90  # the `cores` episode threshold (90 %)
-EPISODE_MIN_S = 2.0  # the `cores` episode minimum duration
+SATURATED_RATIO = DEFAULT_THRESHOLD / 100.0  # the `cores` episode threshold (90 %)
+EPISODE_MIN_S = DEFAULT_MIN_DURATION  # and its minimum duration (2 s)
 CENSUS_HISTORY = 360  # an hour of censuses at the default 10 s, for the growth slope
 
 _I = {name: i for i, name in enumerate(FIELDS)}

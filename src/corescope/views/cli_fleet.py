@@ -40,8 +40,8 @@ def sentence(d: Difference, key: str | None) -> str:
         elif s.having == 0:
             parts.append(f"on none of {_group_name(key, s.group)}")
         else:
-            parts.append(f"on {_pct(s.fraction)} of nodes of {_group_name(key, s.group)} "
-                         f"({s.having}/{s.nodes})")
+            part = f"on {_pct(s.fraction)} of nodes of {_group_name(key, s.group)}"
+            parts.append(part if s.having == s.nodes else f"{part} ({s.having}/{s.nodes})")
     body = parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + " and " + parts[-1]
     return f"{what} {body}"
 

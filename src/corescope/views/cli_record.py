@@ -7,8 +7,9 @@ import time
 
 import click
 
+from corescope import sdnotify
 from corescope.recorder import Recorder, build_sensors
-from corescope.sensors.base import RecordOptions, SensorEnv
+from corescope.sensors.base import RecordOptions, SensorEnv, Tap, Taps
 from corescope.sources.frames import has_frames, load_frames
 from corescope.sources.replay import replay_samples
 from corescope.store import retention
@@ -45,11 +46,19 @@ MIN_INTERVAL_S = 0.1
               help="Keep profile chunks this long.")
 @click.option("--profile-max-bytes", type=BYTES, default="2G", show_default=True,
               help="Keep the profile ring under this size.")
+@click.option("--listen", default=None, is_flag=False, flag_value="127.0.0.1:9723",
+              metavar="[HOST:PORT]",
+              help="Serve Prometheus /metrics here (alone: 127.0.0.1:9723). Off by default.")
+@click.option("--metrics-max-window", type=DURATION, default="60s", show_default=True,
+              help="Window of the corescope_cpu_mode_ratio_max gauge (>= the scrape interval).")
+@click.option("--pyroscope-url", default=None, metavar="URL",
+              help="Push each finished profile chunk as pprof to this Pyroscope /ingest URL.")
 @click.pass_obj
 def record(obj: CliContext, interval: float, retain: float, max_bytes: int,
            duration: float | None, census_interval: float, no_census: bool, no_kmsg: bool,
            no_netdev: bool, netdev_interval: float, no_profile: bool, profile_hz: int,
-           profile_chunk: float, profile_retain: float, profile_max_bytes: int) -> None:
+           profile_chunk: float, profile_retain: float, profile_max_bytes: int,
+           listen: str | None, metrics_max_window: float, pyroscope_url: str | None) -> None:
     """Record every core every second (plus the other sensors) into the store."""
     if not MIN_INTERVAL_S <= interval <= 60:
         fail(f"--interval must be between {MIN_INTERVAL_S}s and 60s (got {interval:g}s)")
@@ -63,7 +72,9 @@ def record(obj: CliContext, interval: float, retain: float, max_bytes: int,
         netdev=not no_netdev, netdev_interval_s=netdev_interval,
         profile=not no_profile, profile_hz=profile_hz, profile_chunk_s=profile_chunk,
         profile_retain_s=profile_retain, profile_max_bytes=profile_max_bytes,
+        metrics_max_window_s=metrics_max_window, pyroscope_url=pyroscope_url,
     )
+    listen_at = _check_fleet_options(listen, metrics_max_window, pyroscope_url, no_profile)
     try:
         store = Store.open(obj.store_dir)
     except StoreError as exc:
@@ -71,26 +82,74 @@ def record(obj: CliContext, interval: float, retain: float, max_bytes: int,
     if has_frames(obj.root):
         _replay(obj, store, opts)
         return
-    env = SensorEnv(root=obj.root, runner=obj.runner, store_dir=obj.store_dir, options=opts)
-    rec = Recorder(env, store, build_sensors(env))
+    fleet = None
+    taps: list[Tap] = []
+    if listen_at is not None or pyroscope_url:
+        # only now: a recorder without these options never loads prometheus-client
+        from corescope.metrics.agent import FleetOutputs
+
+        fleet = FleetOutputs(obj.root, obj.runner, store, metrics_max_window, interval,
+                             listen_at, pyroscope_url)
+        taps = fleet.taps
+    env = SensorEnv(root=obj.root, runner=obj.runner, store_dir=obj.store_dir, options=opts,
+                    tap=taps[0] if len(taps) == 1 else Taps(taps) if taps else Tap())
+    rec = Recorder(env, store, build_sensors(env) + sdnotify.watchdog_sensors(env))
     rec.install_signal_handlers()
     statuses = rec.open()
     running = [s.name for s in statuses if s.ok]
     if not running:
         for s in statuses:
             click.echo(f"corescope record: {s.name}: {s.detail}", err=True)
+        sdnotify.notify("STATUS=no sensor could start")
         fail("no sensor could start")
+    extra: list[str] = []
+    if fleet is not None:
+        try:
+            extra = fleet.start(rec.sensor_health)
+        except OSError as exc:
+            rec.close()
+            fail(f"cannot listen on {listen}: {exc.strerror or exc}")
     off = "; ".join(f"{s.name} off: {s.detail}" for s in statuses if not s.ok)
     click.echo(
         f"corescope record: {', '.join(running)} (cores every {interval:g}s) into {obj.store_dir}"
         f" (retain {format_duration(retain)}, max {max_bytes // 1_000_000} MB"
         + (f", for {format_duration(duration)}" if duration else "") + ")"
-        + (f"; {off}" if off else ""),
+        + (f"; {off}" if off else "") + "".join(f"; {e}" for e in extra),
         err=True,
     )
-    rec.run(duration)
+    sdnotify.notify(f"READY=1\nSTATUS=recording: {', '.join(running)}")
+    try:
+        rec.run(duration)
+    finally:
+        sdnotify.notify("STOPPING=1")
+        if fleet is not None:
+            fleet.close()  # after the sensors: the last chunk is pushed before we go
     store.close()
     click.echo("corescope record: stopped", err=True)
+
+
+def _check_fleet_options(listen: str | None, window: float, pyroscope_url: str | None,
+                         no_profile: bool) -> tuple[str, int] | None:
+    if not 1 <= window <= 3600:
+        fail(f"--metrics-max-window must be between 1s and 1h (got {window:g}s)")
+    if pyroscope_url is not None:
+        if not pyroscope_url.startswith(("http://", "https://")):
+            fail(f"--pyroscope-url must be an http:// or https:// URL, got {pyroscope_url!r}")
+        if no_profile:
+            fail("--pyroscope-url pushes the profile ring's chunks: drop --no-profile")
+    if listen is None:
+        return None
+    from corescope.metrics.agent import ListenError, parse_listen
+
+    try:
+        host, port, loopback = parse_listen(listen)
+    except ListenError as exc:
+        fail(str(exc))
+    if not loopback:
+        click.echo(f"corescope record: warning: --listen {listen} is not loopback: /metrics "
+                   "(CPU, units, kernel, NICs of this node) is reachable from the network",
+                   err=True)
+    return host, port
 
 
 def _replay(obj: CliContext, store: Store, opts: RecordOptions) -> None:

@@ -1,0 +1,122 @@
+"""The recorder's fleet outputs, started by `record --listen` / `--pyroscope-url`: the live
+metrics tap and its HTTP exporter, a slow thread that refreshes what changes rarely (the
+inventory behind node_info and the drift metrics), and the profile pusher."""
+
+from __future__ import annotations
+
+import ipaddress
+import os
+import threading
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from corescope import __version__
+from corescope.rootfs import Root
+from corescope.runner import Runner
+from corescope.sensors.base import Tap
+from corescope.store.db import Store
+
+INVENTORY_EVERY_S = 300.0
+DEFAULT_LISTEN = "127.0.0.1:9723"
+
+
+class ListenError(ValueError):
+    pass
+
+
+def parse_listen(text: str) -> tuple[str, int, bool]:
+    """`HOST:PORT`, `[V6]:PORT` or `:PORT` (loopback) → (host, port, is_loopback)."""
+    host, sep, port_s = text.strip().rpartition(":")
+    if not sep:
+        raise ListenError(f"--listen wants HOST:PORT, got {text!r}")
+    host = host.strip("[]") or "127.0.0.1"
+    try:
+        port = int(port_s)
+    except ValueError:
+        raise ListenError(f"--listen port must be a number, got {port_s!r}") from None
+    if not 0 <= port < 65536:  # 0: any free port (the start message names it)
+        raise ListenError(f"--listen port must be 0-65535, got {port}")
+    if host == "localhost":
+        return "127.0.0.1", port, True
+    try:
+        ip = ipaddress.ip_address(host)
+    except ValueError:
+        raise ListenError(f"--listen host must be an IP address, got {host!r}") from None
+    return host, port, ip.is_loopback
+
+
+def node_name(root: Root) -> str:
+    """$NODE_NAME (a DaemonSet sets it from spec.nodeName), else the host's hostname."""
+    env = os.environ.get("NODE_NAME")
+    if env:
+        return env
+    try:
+        return root.read_text("/proc/sys/kernel/hostname").strip() or os.uname().nodename
+    except OSError:
+        return os.uname().nodename
+
+
+class FleetOutputs:
+    def __init__(self, root: Root, runner: Runner, store: Store, window_s: float,
+                 interval_s: float, listen: tuple[str, int] | None,
+                 pyroscope_url: str | None) -> None:
+        self.root, self.runner, self.store = root, runner, store
+        self.listen = listen
+        self.taps: list[Tap] = []
+        self.live: Any = None
+        self.pusher: Any = None
+        self._stop = threading.Event()
+        self._slow: threading.Thread | None = None
+        self.server: Any = None
+        if listen is not None:
+            from corescope.metrics.live import LiveMetrics
+
+            self.live = LiveMetrics(window_s, interval_s)
+            self.taps.append(self.live)
+        if pyroscope_url:
+            from corescope.metrics.pyroscope import PyroscopePusher
+
+            self.pusher = PyroscopePusher(pyroscope_url, store, runner, node_name(root))
+            self.taps.append(self.pusher)
+
+    def start(self, sensor_health: Callable[[], Mapping[str, bool]]) -> list[str]:
+        """Serve /metrics and start the slow refresh; returns lines for the start message."""
+        said: list[str] = []
+        if self.live is not None and self.listen is not None:
+            from corescope.metrics import exporter
+
+            self.live.sensor_health = sensor_health
+            host, port = self.listen
+            self.server, _thread = exporter.start(self.live, host, port)
+            shown = f"[{host}]" if ":" in host else host
+            said.append(f"metrics on http://{shown}:{self.server.server_port}/metrics")
+            self._slow = threading.Thread(target=self._refresh, name="corescope-metrics-slow",
+                                          daemon=True)
+            self._slow.start()
+        if self.pusher is not None:
+            said.append(f"profiles pushed to {self.pusher.url}")
+        return said
+
+    def _refresh(self) -> None:
+        from corescope.sources.inventory import collect
+
+        while not self._stop.is_set():
+            try:
+                inv = collect(self.root, self.runner)
+                self.live.info["inventory"] = inv.to_json()
+                self.live.info["node_info"] = {
+                    "node": node_name(self.root), "kernel": inv.kernel_release or "",
+                    "cgroup_layout": inv.cgroup_layout or "", "image": inv.image_id or "",
+                    "boot_image": inv.boot_image or "", "version": __version__,
+                }
+            except Exception:  # a failed refresh keeps the last values; sampling goes on
+                pass
+            self._stop.wait(INVENTORY_EVERY_S)
+
+    def close(self) -> None:
+        self._stop.set()
+        if self.pusher is not None:
+            self.pusher.close()
+        if self.server is not None:
+            self.server.shutdown()
+            self.server.server_close()
