@@ -1,2 +1,3 @@
-"""HTML renderers: pages built from plain data (the flame data, the Investigation's JSON).
-Imported only by the commands that draw pages, never by `record`."""
+"""Renderers: an Investigation (or plain data from it) in; text, the versioned JSON contract
+or HTML pages out. No logic of their own beyond layout, rounding and time formats. The HTML
+ones are imported only by the commands that draw pages, never by `record`."""
