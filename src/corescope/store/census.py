@@ -154,3 +154,16 @@ def retain(store: Store, cutoff_wall: float) -> None:
     with store.write() as db:
         for table in _TABLES:
             db.execute(f"DELETE FROM {table} WHERE t < ?", (cutoff_wall,))
+
+
+def read_locations(store: Store, t0: float, t1: float) -> list[Location]:
+    """The locations stored with the newest census in [t0, t1] (v2 only), worst first."""
+    rows = store.query(
+        "SELECT path, dying, subtree_dying FROM memcg_location WHERE t = (SELECT MAX(t) FROM "
+        "memcg_location WHERE t >= ? AND t <= ?) ORDER BY dying DESC", (t0, t1))
+    return [Location(r[0], r[1], r[2], None) for r in rows]
+
+
+def span(store: Store) -> tuple[float, float] | None:
+    lo, hi = store.query("SELECT MIN(t), MAX(t) FROM memcg_census")[0]
+    return None if lo is None else (lo, hi)

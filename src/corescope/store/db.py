@@ -25,6 +25,7 @@ SCHEMA_MODULES: tuple[str, ...] = (
     "corescope.store.census",
     "corescope.store.events",
     "corescope.store.imports",
+    "corescope.store.meta",
 )
 
 

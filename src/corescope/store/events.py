@@ -208,3 +208,8 @@ def insert_counters(store: Store, t: float, iface: str, counters: dict[str, int]
     with store.write() as c:
         c.execute("INSERT INTO nic_counters (time, iface, counters) VALUES (?,?,?)",
                   (t, iface, json.dumps(counters)))
+
+
+def span(store: Store) -> tuple[float, float] | None:
+    lo, hi = store.query("SELECT MIN(time), MAX(time) FROM kernel_events")[0]
+    return None if lo is None else (lo, hi)

@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import sys
-import time
-
 import click
 
 from corescope.analysis.episodes import (
@@ -12,11 +9,19 @@ from corescope.analysis.episodes import (
     DEFAULT_MODE,
     DEFAULT_THRESHOLD,
     EPISODE_MODES,
-    find_episodes,
 )
-from corescope.store.series import read_samples, time_span
+from corescope.investigate.build import Options
+from corescope.investigate.model import EpisodeParams
+from corescope.render.json_contract import cores_json
 from corescope.views import coremap, term
-from corescope.views.clitypes import DURATION, CliContext, emit_json, open_store_or_fail
+from corescope.views.clitypes import (
+    DURATION,
+    EXIT_FINDINGS,
+    EXIT_OK,
+    CliContext,
+    emit_json,
+)
+from corescope.views.investigation_cli import store_investigation, window_options
 
 
 def episode_options(f):  # type: ignore[no-untyped-def]
@@ -32,43 +37,24 @@ def episode_options(f):  # type: ignore[no-untyped-def]
 
 
 @click.command()
-@click.option("--last", type=DURATION, default="10m", show_default=True,
-              help="How far back to look.")
+@window_options("10m")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 @episode_options
 @click.pass_obj
-def cores(obj: CliContext, last: float, as_json: bool, threshold: float, min_duration: float,
-          mode: str) -> None:
-    """Per-core heatmap of the recent record, and the hot-core episodes in it."""
-    store = open_store_or_fail(obj)
-    # a stopped or replayed record is read back from its own end, not from now
-    end = time.time()
-    span = time_span(store)
-    if span and span[1] < end - last:
-        end = span[1]
-    samples = read_samples(store, end - last, end)
-    episodes = find_episodes(samples, threshold, min_duration, mode)
-    cpus = sorted({c for s in samples for c in s.deltas})
+def cores(obj: CliContext, since: float | None, until: float | None, last: float | None,
+          as_json: bool, threshold: float, min_duration: float, mode: str) -> None:
+    """Per-core heatmap of the recorded window, and the hot-core episodes in it.
+
+    Exit 0 when no core was saturated, 1 with hot-core episodes, 2 on a usage error."""
+    opts = Options(params=EpisodeParams(mode, threshold, min_duration))
+    inv = store_investigation(obj, since, until, last, 600.0, options=opts, parts=())
     if as_json:
-        emit_json({
-            "cpus": cpus,
-            "interval_s": round(_median([s.interval_s for s in samples]), 3) if samples else None,
-            "start": round(samples[0].t - samples[0].interval_s, 3) if samples else None,
-            "end": round(samples[-1].t, 3) if samples else None,
-            "samples": len(samples),
-            "mode": mode,
-            "threshold_pct": threshold,
-            "episodes": [e.to_json() for e in episodes],
-        })
-        return
-    color = term.use_color(sys.stdout)
-    click.echo(coremap.render(samples, episodes, mode, coremap.terminal_width(), color))
-
-
-def _median(values: list[float]) -> float:
-    s = sorted(values)
-    mid = len(s) // 2
-    return s[mid] if len(s) % 2 else (s[mid - 1] + s[mid]) / 2
+        emit_json(cores_json(inv))
+    else:
+        color = term.use_color()
+        click.echo(coremap.render(inv.samples, inv.episodes, mode, coremap.terminal_width(),
+                                  color))
+    raise SystemExit(EXIT_FINDINGS if inv.episodes else EXIT_OK)
 
 
 def register(cli: click.Group, lab: click.Group) -> None:

@@ -1,0 +1,214 @@
+"""Evidence from the live node, read once when `collect()` is called: per-core samples taken
+for a few seconds, the kernel ring, the memory-cgroup census, the stat-read cost, restart
+counts from systemd and the container runtimes, and today's interrupt map."""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Iterator
+
+from corescope.analysis.classify import classify_record
+from corescope.evidence.base import (
+    CgroupState,
+    Coverage,
+    JournalRestartEntry,
+    RestartEvidence,
+    Span,
+)
+from corescope.evidence.store import V2_BASIS
+from corescope.model.cgroups import ChurnCount, MemcgCensus, StatReadCost
+from corescope.model.common import Diagnostic, SensorStatus
+from corescope.model.cores import CoreSample
+from corescope.model.events import KernelEvent, QueueIrq
+from corescope.model.profiles import StackSample
+from corescope.rootfs import Root
+from corescope.runner import Runner
+
+# today's interrupt affinity says nothing certain about an old event: only recent ones
+LIVE_MAP_MAX_AGE_S = 600.0
+STAT_PROBE_READS = 5
+
+
+class LiveEvidence:
+    name = "live"
+
+    def __init__(self, root: Root, runner: Runner, *, history_s: float = 24 * 3600.0) -> None:
+        self.root = root
+        self.runner = runner
+        self.history_s = history_s
+        self.samples: list[CoreSample] = []
+        self.kernel_events: list[KernelEvent] = []
+        self.state: CgroupState | None = None
+        self.restart_ev = RestartEvidence()
+        self._statuses: list[SensorStatus] = []
+        self._irq_map: list[QueueIrq] | None = None
+        self.sampled: tuple[float, float] | None = None
+
+    # --- reading the node, once -------------------------------------------------------------
+
+    def sample_cores(self, seconds: float) -> None:
+        from corescope.sources.frames import has_frames
+        from corescope.sources.sampling import sample_cores
+
+        start = time.time()
+        self.samples = sample_cores(self.root, seconds)
+        end = time.time()
+        if self.samples and has_frames(self.root):  # a replay runs on its own clock
+            start = self.samples[0].t - self.samples[0].interval_s
+            end = self.samples[-1].t
+        self.sampled = (start, end)
+
+    def read_kernel_ring(self) -> None:
+        from corescope.sources.kmsg import KmsgReader, anchor_clock, open_kmsg
+
+        if not self.root.is_live:
+            self._statuses.append(SensorStatus("kernel ring", False,
+                                               "kernel ring not read (--root replay)"))
+            return
+        try:
+            fd = open_kmsg(self.root, from_end=False)
+        except OSError as exc:
+            self._statuses.append(SensorStatus(
+                "kernel ring", False, f"kernel ring unreadable ({exc.strerror}): needs root "
+                "or dmesg_restrict=0"))
+            return
+        try:
+            records = KmsgReader(lambda n: os.read(fd, n)).read_available(max_records=200_000)
+        finally:
+            os.close(fd)
+        anchor = anchor_clock()
+        # /dev/kmsg always stamps records; one without a clock has no place on a timeline
+        self.kernel_events = [classify_record(r, anchor.wall_of(r.usec))
+                              for r in records if r.usec is not None]
+        self._statuses.append(SensorStatus("kernel ring", True,
+                                           f"read {len(records)} records from the kernel ring"))
+
+    def read_cgroups(self, now: float | None = None) -> None:
+        from corescope.sources import cgroups as cg
+
+        now = time.time() if now is None else now
+        layout, diags = cg.read_layout(self.root)
+        res = cg.take_census(self.root, layout, now)
+        diags += res.diagnostics
+        census = res.census
+        if census is None:
+            why = "; ".join(d.message for d in res.diagnostics if d.source == "census") or \
+                "memory controller not readable"
+            self._statuses.append(SensorStatus("memcg_census", False,
+                                               f"{why}: zombie memcgs not measured"))
+        else:
+            detail = (f"{census.hierarchy} memory hierarchy at {layout.memory_mount}: "
+                      f"{census.kernel_count} memcgs held by the kernel, {census.live} live, "
+                      f"{census.dying} dying")
+            if self.root.is_live and os.geteuid() != 0:
+                detail += " (not root: showing what is readable)"
+            self._statuses.append(SensorStatus("memcg_census", True, detail))
+        locations = []
+        walked = False
+        if layout.memory == "v2" and layout.memory_mount:
+            from corescope.analysis.zombies import rank_locations
+
+            locations = rank_locations(cg.walk_cgroup_stats(self.root.path(layout.memory_mount)))
+            walked = True
+        costs, d = cg.probe_stat_read(self.root, layout, STAT_PROBE_READS, now,
+                                      census.dying if census else None)
+        diags += d
+        self.state = CgroupState(layout=layout, census=census, locations=locations,
+                                 location_basis=V2_BASIS if walked else "",
+                                 stat_costs=list(costs), live_walk=walked, diagnostics=diags)
+
+    def read_restarts(self, now: float | None = None) -> None:
+        """systemctl, the journal, crictl and docker describe this machine: asked only when
+        the root is the live system, never for a replayed tree."""
+        from corescope.sources import units
+
+        now = time.time() if now is None else now
+        if not self.root.is_live:
+            self._statuses.append(SensorStatus(
+                "restarts", False, f"--root {self.root.base} is a captured tree: live "
+                "systemctl/crictl/docker not asked"))
+            return
+        ev = units.collect(self.root, self.runner, now, journal_since=now - self.history_s)
+        self._statuses += ev.statuses
+        if self.state is not None:
+            self.state.diagnostics += ev.diagnostics
+        self.restart_ev = RestartEvidence(
+            records=list(ev.records),
+            journal=[JournalRestartEntry(j.t, j.unit, j.n_restarts) for j in ev.journal])
+
+    def collect(self, seconds: float) -> LiveEvidence:
+        """Everything doctor reads from the node."""
+        self.sample_cores(seconds)
+        self.read_kernel_ring()
+        self.read_cgroups()
+        self.read_restarts()
+        return self
+
+    # --- the Evidence protocol --------------------------------------------------------------
+
+    def coverage(self) -> Coverage:
+        cores = None
+        if self.samples:
+            cores = Span(self.samples[0].t - self.samples[0].interval_s, self.samples[-1].t)
+        evs = [e.time for e in self.kernel_events]
+        cen = self.state.census if self.state else None
+        return Coverage(
+            cores=cores,
+            events=Span(min(evs), max(evs)) if evs else None,
+            censuses=Span(cen.t, cen.t) if cen else None,
+            cpus=tuple(self.samples[-1].cpus) if self.samples else (),
+        )
+
+    def core_samples(self, t0: float, t1: float) -> list[CoreSample]:
+        return [s for s in self.samples if t0 <= s.t <= t1]
+
+    def events(self, t0: float, t1: float) -> list[KernelEvent]:
+        return [e for e in self.kernel_events if t0 <= e.time <= t1]
+
+    def event(self, event_id: int) -> KernelEvent | None:
+        return None  # live ring records have no stored id
+
+    def lost_records(self, t0: float, t1: float) -> int:
+        return 0
+
+    def stacks(self, t0: float, t1: float, cpu: int | None = None,
+               diags: list[Diagnostic] | None = None) -> Iterator[tuple[StackSample, float]]:
+        return iter(())  # stacks are kept by `record`'s ring, not read live
+
+    def censuses(self, t0: float, t1: float) -> list[MemcgCensus]:
+        c = self.state.census if self.state else None
+        return [c] if c is not None and t0 <= c.t <= t1 else []
+
+    def churn(self, t0: float, t1: float) -> list[ChurnCount]:
+        return []
+
+    def stat_costs(self, t0: float, t1: float) -> list[StatReadCost]:
+        return [s for s in (self.state.stat_costs if self.state else []) if t0 <= s.t <= t1]
+
+    def cgroup_state(self, t: float) -> CgroupState | None:
+        return self.state
+
+    def irq_map_at(self, t: float) -> list[QueueIrq]:
+        if not self.root.is_live or time.time() - t > LIVE_MAP_MAX_AGE_S:
+            return []
+        if self._irq_map is None:
+            from corescope.sources import interrupts as irqs
+            from corescope.sources.netdev import list_ifaces
+
+            try:
+                cur = irqs.parse_proc_interrupts(self.root.read_text("/proc/interrupts"))
+                self._irq_map = irqs.live_queue_map(self.root, cur, None,
+                                                    set(list_ifaces(self.root)))
+            except OSError:
+                self._irq_map = []
+        return self._irq_map
+
+    def restarts(self, t0: float, t1: float) -> RestartEvidence:
+        return self.restart_ev
+
+    def statuses(self) -> list[SensorStatus]:
+        return list(self._statuses)
+
+    def close(self) -> None:
+        pass

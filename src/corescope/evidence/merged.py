@@ -1,0 +1,90 @@
+"""Store + live, as `doctor` reads them: the stored record, then what the live read adds
+(newer samples, ring records the store lacks, today's census and restart counts)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from corescope.evidence.base import CgroupState, Coverage, RestartEvidence, Span
+from corescope.evidence.live import LiveEvidence
+from corescope.evidence.store import StoreEvidence
+from corescope.model.cgroups import ChurnCount, MemcgCensus, StatReadCost
+from corescope.model.common import Diagnostic, SensorStatus
+from corescope.model.cores import CoreSample
+from corescope.model.events import KernelEvent, QueueIrq
+from corescope.model.profiles import StackSample
+
+
+def _union(a: Span | None, b: Span | None) -> Span | None:
+    if a is None or b is None:
+        return a or b
+    return Span(min(a.start, b.start), max(a.end, b.end))
+
+
+class MergedEvidence:
+    name = "store+live"
+
+    def __init__(self, store: StoreEvidence, live: LiveEvidence) -> None:
+        self.stored = store
+        self.live = live
+
+    def coverage(self) -> Coverage:
+        a, b = self.stored.coverage(), self.live.coverage()
+        return Coverage(cores=_union(a.cores, b.cores), events=_union(a.events, b.events),
+                        censuses=_union(a.censuses, b.censuses), profiles=a.profiles,
+                        cpus=b.cpus or a.cpus)
+
+    def core_samples(self, t0: float, t1: float) -> list[CoreSample]:
+        stored = self.stored.core_samples(t0, t1)
+        live = self.live.core_samples(t0, t1)
+        if stored:
+            live = [s for s in live if s.t > stored[-1].t]
+        return stored + live
+
+    def events(self, t0: float, t1: float) -> list[KernelEvent]:
+        stored = self.stored.events(t0, t1)
+        seen = {(e.seq, e.mono_usec) for e in stored if e.seq is not None}
+        ring = [e for e in self.live.events(t0, t1) if (e.seq, e.mono_usec) not in seen]
+        return sorted(stored + ring, key=lambda e: e.time)
+
+    def event(self, event_id: int) -> KernelEvent | None:
+        return self.stored.event(event_id)
+
+    def lost_records(self, t0: float, t1: float) -> int:
+        return self.stored.lost_records(t0, t1)
+
+    def stacks(self, t0: float, t1: float, cpu: int | None = None,
+               diags: list[Diagnostic] | None = None) -> Iterator[tuple[StackSample, float]]:
+        return self.stored.stacks(t0, t1, cpu, diags)
+
+    def censuses(self, t0: float, t1: float) -> list[MemcgCensus]:
+        stored = self.stored.censuses(t0, t1)
+        live = [c for c in self.live.censuses(t0, t1)
+                if not stored or c.t > stored[-1].t]
+        return stored + live
+
+    def churn(self, t0: float, t1: float) -> list[ChurnCount]:
+        return self.stored.churn(t0, t1)
+
+    def stat_costs(self, t0: float, t1: float) -> list[StatReadCost]:
+        return self.stored.stat_costs(t0, t1) + self.live.stat_costs(t0, t1)
+
+    def cgroup_state(self, t: float) -> CgroupState | None:
+        live = self.live.cgroup_state(t)
+        stored = self.stored.cgroup_state(t)
+        if live is None or live.census is None:
+            return stored or live
+        return live
+
+    def irq_map_at(self, t: float) -> list[QueueIrq]:
+        return self.stored.irq_map_at(t) or self.live.irq_map_at(t)
+
+    def restarts(self, t0: float, t1: float) -> RestartEvidence:
+        a, b = self.stored.restarts(t0, t1), self.live.restarts(t0, t1)
+        return RestartEvidence(records=a.records + b.records, journal=a.journal + b.journal)
+
+    def statuses(self) -> list[SensorStatus]:
+        return self.stored.statuses() + self.live.statuses()
+
+    def close(self) -> None:
+        self.stored.close()

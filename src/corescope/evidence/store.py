@@ -1,0 +1,147 @@
+"""Evidence from a store: what `record` kept, or what `analyze` imported."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+
+from corescope.evidence.base import (
+    CgroupState,
+    Coverage,
+    JournalRestartEntry,
+    RestartEvidence,
+    Span,
+)
+from corescope.model.cgroups import (
+    CgroupLayout,
+    ChurnCount,
+    MemcgCensus,
+    StatReadCost,
+)
+from corescope.model.common import Diagnostic, SensorStatus
+from corescope.model.cores import CoreSample
+from corescope.model.events import KernelEvent, QueueIrq
+from corescope.model.profiles import StackSample
+from corescope.runner import Runner
+from corescope.sources.perf import PERF_MISSING
+from corescope.store import census as census_store
+from corescope.store import events as store_events
+from corescope.store import profiles as ring
+from corescope.store.db import Store
+from corescope.store.series import read_samples, time_span
+from corescope.timeparse import format_duration
+
+V2_BASIS = "v2 cgroup.stat: own dying excess over the children's counts"
+
+
+class StoreEvidence:
+    name = "store"
+
+    def __init__(self, store: Store, runner: Runner | None = None) -> None:
+        self.store = store
+        self.runner = runner or Runner()
+        self._coverage: Coverage | None = None
+
+    # --- coverage -----------------------------------------------------------------------
+
+    def coverage(self) -> Coverage:
+        if self._coverage is None:
+            cores = time_span(self.store)
+            ev = store_events.span(self.store)
+            cen = census_store.span(self.store)
+            n, oldest, newest, _size, _samples = ring.summary(self.store)
+            cpus: tuple[int, ...] = ()
+            if cores is not None:
+                last = read_samples(self.store, cores[1], cores[1])
+                cpus = tuple(last[-1].cpus) if last else ()
+            self._coverage = Coverage(
+                cores=Span(*cores) if cores else None,
+                events=Span(*ev) if ev else None,
+                censuses=Span(*cen) if cen else None,
+                profiles=Span(oldest, newest) if n and oldest is not None
+                and newest is not None else None,
+                cpus=cpus,
+            )
+        return self._coverage
+
+    # --- per-core, events, stacks ---------------------------------------------------------
+
+    def core_samples(self, t0: float, t1: float) -> list[CoreSample]:
+        return read_samples(self.store, t0, t1)
+
+    def events(self, t0: float, t1: float) -> list[KernelEvent]:
+        return store_events.read_events(self.store, t0, t1)
+
+    def event(self, event_id: int) -> KernelEvent | None:
+        return store_events.get_event(self.store, event_id)
+
+    def lost_records(self, t0: float, t1: float) -> int:
+        return store_events.lost_records(self.store, t0, t1)
+
+    def stacks(self, t0: float, t1: float, cpu: int | None = None,
+               diags: list[Diagnostic] | None = None) -> Iterator[tuple[StackSample, float]]:
+        from corescope.sources.perf_query import ring_samples  # only when stacks are asked
+
+        return ring_samples(self.store, self.runner, t0, t1, cpu, diags)
+
+    def irq_map_at(self, t: float) -> list[QueueIrq]:
+        return store_events.irq_map_at(self.store, t)
+
+    # --- cgroups and restarts -------------------------------------------------------------
+
+    def censuses(self, t0: float, t1: float) -> list[MemcgCensus]:
+        return census_store.read_censuses(self.store, t0, t1)
+
+    def churn(self, t0: float, t1: float) -> list[ChurnCount]:
+        return census_store.read_churn(self.store, t0, t1)
+
+    def stat_costs(self, t0: float, t1: float) -> list[StatReadCost]:
+        return census_store.read_stat_costs(self.store, t0, t1)
+
+    def cgroup_state(self, t: float) -> CgroupState | None:
+        """The newest stored census at or before `t`, with the locations stored with it."""
+        rows = census_store.read_censuses(self.store, float("-inf"), t)
+        if not rows:
+            return None
+        c = rows[-1]
+        layout = CgroupLayout(kind=c.layout, memory=c.hierarchy, memory_mount=None)
+        locs = census_store.read_locations(self.store, c.t, c.t)
+        costs = census_store.read_stat_costs(self.store, float("-inf"), t)
+        latest: dict[str, StatReadCost] = {}
+        for s in costs:
+            latest[s.file] = s
+        return CgroupState(layout=layout, census=c, locations=locs,
+                           location_basis=V2_BASIS if locs else "",
+                           stat_costs=list(latest.values()))
+
+    def restarts(self, t0: float, t1: float) -> RestartEvidence:
+        recs = census_store.read_restarts(self.store, t0, t1)
+        journal = [JournalRestartEntry(r.t, r.name, r.restarts) for r in recs
+                   if r.detail.get("source") == "journal"]
+        return RestartEvidence(records=[r for r in recs if r.detail.get("source") != "journal"],
+                               journal=journal)
+
+    # --- statuses -------------------------------------------------------------------------
+
+    def statuses(self) -> list[SensorStatus]:
+        return [SensorStatus("store", True, f"reading {self.store.directory}"),
+                self._ring_status()]
+
+    def _ring_status(self) -> SensorStatus:
+        name = "profile ring"
+        perf_here = self.runner.which("perf") is not None
+        n, oldest, newest, size, samples = ring.summary(self.store)
+        if n == 0 or oldest is None or newest is None:
+            why = PERF_MISSING if not perf_here else (
+                "empty: `corescope record` has not finished a profile chunk yet "
+                "(or ran with --no-profile)")
+            return SensorStatus(name, False, why)
+        age = max(0.0, time.time() - newest)
+        detail = (f"{n} chunks, {format_duration(newest - oldest)} of stacks "
+                  f"({samples} samples, {size / 1e6:.1f} MB), newest {format_duration(age)} ago")
+        if not perf_here:
+            detail += f"; {PERF_MISSING} (queries need perf script)"
+        return SensorStatus(name, perf_here, detail)
+
+    def close(self) -> None:
+        self.store.close()

@@ -1,0 +1,157 @@
+"""investigate(evidence, window) → Investigation: every part any view shows, built once."""
+
+from __future__ import annotations
+
+from collections.abc import Collection
+from dataclasses import dataclass
+
+from corescope.analysis import correlate
+from corescope.analysis.episodes import (
+    DEFAULT_MIN_DURATION,
+    DEFAULT_MODE,
+    DEFAULT_THRESHOLD,
+    coarse_view,
+    covered_spans,
+    find_episodes,
+)
+from corescope.analysis.flame import Profile
+from corescope.analysis.usage import machine_usage, usage_of
+from corescope.evidence.base import Evidence, RestartEvidence
+from corescope.investigate import findings as fnd
+from corescope.investigate.model import (
+    EpisodeParams,
+    HotCoreProfile,
+    IncidentView,
+    Investigation,
+    Resolution,
+    ResolutionPoint,
+    Window,
+)
+from corescope.investigate.statuses import derived_statuses
+from corescope.investigate.zombies import zombie_report
+from corescope.model.cgroups import DEFAULT_THRESHOLDS, Thresholds
+from corescope.model.common import Diagnostic
+from corescope.model.cores import CoreSample
+from corescope.model.events import KernelEvent
+from corescope.sources import interrupts as irqs
+
+# seconds of per-core record read before the window, for the 60 s view and for episodes
+# that were already running when the window opened
+CONTEXT_S = 60.0
+# the window before an incident whose stacks are summarised (the incident team's rewind)
+PROFILE_BEFORE_S = 120.0
+MAX_PROFILES = 6
+
+ALL_PARTS = frozenset({"incidents", "zombies", "profiles"})
+
+
+DEFAULT_PARAMS = EpisodeParams(DEFAULT_MODE, DEFAULT_THRESHOLD, DEFAULT_MIN_DURATION)
+
+
+@dataclass(frozen=True)
+class Options:
+    params: EpisodeParams = DEFAULT_PARAMS
+    correlation_window_s: float = correlate.DEFAULT_WINDOW_S
+    thresholds: Thresholds = DEFAULT_THRESHOLDS
+    seed: int = 0
+    profile_before_s: float = PROFILE_BEFORE_S
+    # a focus event: the investigation of that one line (report --event, flame --event)
+    focus_event: KernelEvent | None = None
+
+
+def investigate(ev: Evidence, window: Window, options: Options | None = None,
+                parts: Collection[str] = ALL_PARTS) -> Investigation:
+    opt = options or Options()
+    p = opt.params
+    cw = opt.correlation_window_s
+    coverage = ev.coverage()
+    samples_ctx = ev.core_samples(window.start - cw - CONTEXT_S, window.end)
+    samples = [s for s in samples_ctx if s.t >= window.start]
+    episodes = find_episodes(samples, p.threshold_pct, p.min_duration_s, p.mode)
+    if opt.focus_event is not None:
+        events = [opt.focus_event]
+    else:
+        events = ev.events(window.start, window.end)
+    lost = ev.lost_records(window.start, window.end)
+
+    incident_views: list[IncidentView] = []
+    ctx_episodes = find_episodes(samples_ctx, p.threshold_pct, p.min_duration_s, p.mode)
+    span = (samples_ctx[0].t - samples_ctx[0].interval_s, samples_ctx[-1].t) \
+        if samples_ctx else None
+
+    def serving(e: KernelEvent) -> frozenset[int] | None:
+        if e.iface is None or e.queue is None:
+            return None
+        return irqs.serving_cpus(ev.irq_map_at(e.time), e.iface, e.queue)
+
+    incs = []
+    if "incidents" in parts:
+        incs = correlate.incidents(events, ctx_episodes, cw, serving=serving,
+                                   only_incidents=opt.focus_event is None)
+        for inc in incs:
+            near = inc.nearest
+            res = resolution(samples_ctx, near.cpu, inc.event.time, cw) if near else None
+            incident_views.append(IncidentView(inc, tuple(ev.irq_map_at(inc.event.time)), res))
+    summary = correlate.summarize(incs, ctx_episodes, span, cw, seed=opt.seed,
+                                  covered=covered_spans(samples_ctx))
+
+    restarts = ev.restarts(window.start, window.end) if "zombies" in parts \
+        else RestartEvidence()
+    zombies = zombie_report(ev, window.start, window.end, restarts, opt.thresholds) \
+        if "zombies" in parts else None
+    profiles = hot_core_profiles(ev, incident_views, opt.profile_before_s) \
+        if "profiles" in parts and coverage.profiles is not None else []
+
+    statuses = ev.statuses()
+    statuses += derived_statuses(ev.name, statuses, window, samples, events, lost, zombies)
+    inv = Investigation(
+        source=ev.name, window=window, coverage=coverage, params=p, samples=samples,
+        cpus=sorted({c for s in samples for c in s.deltas}), episodes=episodes,
+        events=events, incidents=incident_views, correlation=summary,
+        correlation_window_s=cw, lost_records=lost, record_span=span, zombies=zombies,
+        restarts=restarts, profiles=profiles, findings=[], statuses=statuses,
+        diagnostics=list(zombies.diagnostics) if zombies else [],
+    )
+    inv.findings = fnd.findings(inv, opt.thresholds)
+    return inv
+
+
+def _kernel_pct(d: tuple[int, ...]) -> float:
+    return usage_of(-1, d).mode_pct("kernel")
+
+
+def resolution(samples: list[CoreSample], cpu: int, t: float, window_s: float) -> Resolution:
+    """The same seconds before `t` on `cpu`, at 1 s and as a 30 s / 60 s sampler saw them
+    (kernel time = sys + irq + soft, the episode mode), plus the machine-wide view."""
+    series = tuple(
+        ResolutionPoint(s.t, _kernel_pct(s.deltas[cpu]), machine_usage(s).mode_pct("kernel"))
+        for s in samples if t - window_s < s.t <= t + 0.5 and cpu in s.deltas)
+    # the same definition as `cores`: epoch-aligned monitor windows touching these seconds
+    c30, m30 = coarse_view(samples, cpu, t - window_s, t, 30.0, "kernel")
+    c60, m60 = coarse_view(samples, cpu, t - window_s, t, 60.0, "kernel")
+    if not series:
+        return Resolution(cpu, series, None, None, None, None)
+    return Resolution(cpu, series, c30, c60, m30, m60)
+
+
+def hot_core_profiles(ev: Evidence, views: list[IncidentView], before_s: float
+                      ) -> list[HotCoreProfile]:
+    """The stacks of each incident's nearest hot core in the `before_s` before it. Incidents
+    of one burst on one core share a window: each (cpu, window) is read once."""
+    out: list[HotCoreProfile] = []
+    for v in views:
+        near = v.incident.nearest
+        if near is None:
+            continue
+        e = v.incident.event
+        lo, hi = e.time - before_s, e.time
+        if any(o.cpu == near.cpu and o.start < hi and lo < o.end for o in out):
+            continue
+        if len(out) >= MAX_PROFILES:
+            break
+        diags: list[Diagnostic] = []
+        prof = Profile()
+        for sample, _wall in ev.stacks(lo, hi, near.cpu, diags):
+            prof.add(sample)
+        out.append(HotCoreProfile(near.cpu, lo, hi, e.id, e.time, prof, tuple(diags[:20])))
+    return out

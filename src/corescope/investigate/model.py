@@ -1,0 +1,111 @@
+"""The Investigation and its parts: typed records, no formatting (renderers round and
+print)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from corescope.analysis.flame import Profile
+from corescope.analysis.zombies import ZombieReport
+from corescope.evidence.base import Coverage, RestartEvidence
+from corescope.model.common import Diagnostic, Finding, SensorStatus
+from corescope.model.cores import CoreSample, Episode
+from corescope.model.events import CorrelationSummary, Incident, KernelEvent, QueueIrq
+
+SCHEMA = 1
+
+
+@dataclass(frozen=True)
+class Window:
+    """[start, end] in UTC epoch seconds."""
+
+    start: float
+    end: float
+
+    @property
+    def seconds(self) -> float:
+        return self.end - self.start
+
+
+@dataclass(frozen=True)
+class EpisodeParams:
+    mode: str
+    threshold_pct: float
+    min_duration_s: float
+
+
+@dataclass(frozen=True)
+class ResolutionPoint:
+    t: float
+    kernel_pct: float
+    machine_kernel_pct: float
+
+
+@dataclass(frozen=True)
+class Resolution:
+    """The seconds before an event on one CPU at 1 s, and what 30 s / 60 s samplers and the
+    machine average showed (kernel time = sys + irq + soft)."""
+
+    cpu: int
+    series_1s: tuple[ResolutionPoint, ...]
+    at_30s_pct: float | None
+    at_60s_pct: float | None
+    machine_at_30s_pct: float | None
+    machine_at_60s_pct: float | None
+
+    @property
+    def peak_1s_pct(self) -> float | None:
+        return max((p.kernel_pct for p in self.series_1s), default=None)
+
+    @property
+    def machine_peak_1s_pct(self) -> float | None:
+        return max((p.machine_kernel_pct for p in self.series_1s), default=None)
+
+
+@dataclass(frozen=True)
+class IncidentView:
+    incident: Incident
+    interrupt_map: tuple[QueueIrq, ...]
+    resolution: Resolution | None
+
+
+@dataclass(frozen=True)
+class HotCoreProfile:
+    """What ran on a hot core in the window before an incident, from the perf ring: the
+    aggregated stacks of that CPU (analysis.flame.Profile), so any view or hypothesis can ask
+    who spent the kernel time and in which functions."""
+
+    cpu: int
+    start: float
+    end: float
+    event_id: int | None
+    event_time: float
+    profile: Profile
+    diagnostics: tuple[Diagnostic, ...] = ()
+
+
+@dataclass
+class Investigation:
+    source: str  # which evidence: "store", "live", "store+live", "artifacts"
+    window: Window
+    coverage: Coverage
+    params: EpisodeParams
+    samples: list[CoreSample]  # the window's per-core samples
+    cpus: list[int]
+    episodes: list[Episode]  # hot-core episodes in the window
+    events: list[KernelEvent]  # every kernel event in the window, unclassified lines included
+    incidents: list[IncidentView]
+    correlation: CorrelationSummary
+    correlation_window_s: float
+    lost_records: int
+    record_span: tuple[float, float] | None
+    zombies: ZombieReport | None
+    restarts: RestartEvidence
+    profiles: list[HotCoreProfile]
+    findings: list[Finding]
+    statuses: list[SensorStatus]
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+    schema: int = SCHEMA
+
+    def status(self, name: str) -> SensorStatus | None:
+        return next((s for s in self.statuses if s.name == name), None)

@@ -1,0 +1,194 @@
+"""The JSON contract, built in one place. Every command's `--json` is a view of one
+Investigation; each carries `"schema": 1`. Keys documented in the README never disappear."""
+
+from __future__ import annotations
+
+from collections.abc import Collection
+from typing import Any
+
+from corescope.analysis.flame import Profile
+from corescope.evidence.base import Coverage, Span
+from corescope.investigate.model import (
+    SCHEMA,
+    HotCoreProfile,
+    IncidentView,
+    Investigation,
+    Resolution,
+)
+from corescope.model.events import KernelEvent
+
+
+def _r(x: float | None, n: int = 3) -> float | None:
+    return None if x is None else round(x, n)
+
+
+def _median(values: list[float]) -> float:
+    s = sorted(values)
+    mid = len(s) // 2
+    return s[mid] if len(s) % 2 else (s[mid - 1] + s[mid]) / 2
+
+
+def _span(s: Span | None) -> list[float] | None:
+    return None if s is None else [round(s.start, 3), round(s.end, 3)]
+
+
+def coverage_json(c: Coverage) -> dict[str, Any]:
+    return {"cores": _span(c.cores), "events": _span(c.events), "censuses": _span(c.censuses),
+            "profiles": _span(c.profiles), "cpus": list(c.cpus)}
+
+
+def sensors_json(inv: Investigation) -> dict[str, Any]:
+    return {s.name: s.to_json() for s in inv.statuses}
+
+
+# --- cores -------------------------------------------------------------------------------------
+
+def cores_json(inv: Investigation) -> dict[str, Any]:
+    s = inv.samples
+    return {
+        "schema": SCHEMA,
+        "cpus": inv.cpus,
+        "interval_s": round(_median([x.interval_s for x in s]), 3) if s else None,
+        "start": round(s[0].t - s[0].interval_s, 3) if s else None,
+        "end": round(s[-1].t, 3) if s else None,
+        "samples": len(s),
+        "mode": inv.params.mode,
+        "threshold_pct": inv.params.threshold_pct,
+        "episodes": [e.to_json() for e in inv.episodes],
+    }
+
+
+# --- events ------------------------------------------------------------------------------------
+
+def visible_events(inv: Investigation, kinds: Collection[str] = (),
+                   show_all: bool = False) -> list[KernelEvent]:
+    if kinds:
+        return [e for e in inv.events if e.kind in kinds]
+    return inv.events if show_all else [e for e in inv.events if e.kind != "other"]
+
+
+def events_json(inv: Investigation, kinds: Collection[str] = (), show_all: bool = False
+                ) -> dict[str, Any]:
+    return {
+        "schema": SCHEMA,
+        "events": [e.to_json() for e in visible_events(inv, kinds, show_all)],
+        "lost_records": inv.lost_records,
+        "source": inv.source,
+        "since": round(inv.window.start, 3),
+        "until": round(inv.window.end, 3),
+    }
+
+
+# --- report ------------------------------------------------------------------------------------
+
+def resolution_json(r: Resolution) -> dict[str, Any]:
+    def one(x: float | None) -> float | None:
+        return None if x is None else round(x, 1)
+
+    return {
+        "cpu": r.cpu,
+        "series_1s": [{"t": round(p.t, 3), "kernel_pct": round(p.kernel_pct, 1),
+                       "machine_kernel_pct": round(p.machine_kernel_pct, 1)}
+                      for p in r.series_1s],
+        "peak_1s_pct": one(r.peak_1s_pct),
+        "at_30s_pct": one(r.at_30s_pct),
+        "at_60s_pct": one(r.at_60s_pct),
+        "machine_peak_1s_pct": one(r.machine_peak_1s_pct),
+        "machine_at_30s_pct": one(r.machine_at_30s_pct),
+        "machine_at_60s_pct": one(r.machine_at_60s_pct),
+    }
+
+
+def incident_json(v: IncidentView) -> dict[str, Any]:
+    inc = v.incident
+    d: dict[str, Any] = {
+        "event": inc.event.to_json(),
+        "preceding_episodes": [p.to_json() for p in inc.preceding],
+        "related_events": [e.to_json() for e in inc.related],
+        "interrupt_map": [q.to_json() for q in v.interrupt_map],
+    }
+    if v.resolution is not None:
+        d["resolution"] = resolution_json(v.resolution)
+    return d
+
+
+def report_json(inv: Investigation) -> dict[str, Any]:
+    return {
+        "schema": SCHEMA,
+        "incidents": [incident_json(v) for v in inv.incidents],
+        "summary": inv.correlation.to_json(),
+        "lost_records": inv.lost_records,
+        "record_span": None if inv.record_span is None
+        else [round(inv.record_span[0], 3), round(inv.record_span[1], 3)],
+    }
+
+
+# --- zombies -----------------------------------------------------------------------------------
+
+ZOMBIE_SENSORS = ("memcg_census", "systemd", "journal", "crictl", "docker", "restarts")
+
+
+def zombies_json(inv: Investigation) -> dict[str, Any]:
+    z = inv.zombies
+    if z is None:
+        return {"schema": SCHEMA, "memory": None}
+    data = z.to_json()
+    data["schema"] = SCHEMA
+    data["sensors"] = {s.name: s.to_json() for s in inv.statuses
+                       if s.name in ZOMBIE_SENSORS or s.name.startswith("restart")}
+    data["findings"] = [f.to_json() for f in inv.findings
+                        if f.kind in ("zombie_memcg_leak", "memcg_stat_read_slow")]
+    return data
+
+
+# --- profiles ----------------------------------------------------------------------------------
+
+def profile_summary_json(p: Profile, limit: int = 10) -> dict[str, Any]:
+    return {
+        "samples": p.samples,
+        "busy_samples": p.busy_samples,
+        "top_processes": [{"comm": s.comm, "samples": s.samples, "pct": round(s.pct, 2)}
+                          for s in p.top_processes(limit)],
+        "top_functions": [{"name": f.name, "kernel": f.kernel, "self_pct": round(f.self_pct, 2),
+                           "total_pct": round(f.total_pct, 2)} for f in p.top_functions(limit)],
+    }
+
+
+def hot_core_profile_json(h: HotCoreProfile) -> dict[str, Any]:
+    return {"cpu": h.cpu, "start": round(h.start, 3), "end": round(h.end, 3),
+            "event_id": h.event_id, "event_time": round(h.event_time, 6),
+            **profile_summary_json(h.profile),
+            "diagnostics": [str(d) for d in h.diagnostics]}
+
+
+# --- doctor and the whole investigation ------------------------------------------------------
+
+def doctor_json(inv: Investigation, host: str, live: tuple[float, float]) -> dict[str, Any]:
+    return {
+        "schema": SCHEMA,
+        "verdict": "findings" if inv.findings else "healthy",
+        "host": host,
+        "window": {"start": round(live[0], 3), "end": round(live[1], 3),
+                   "since": round(inv.window.start, 3)},
+        "sensors": sensors_json(inv),
+        "findings": [f.to_json() for f in inv.findings],
+    }
+
+
+def investigation_json(inv: Investigation) -> dict[str, Any]:
+    """Everything, as `analyze --json` prints it: each view's contract under its name."""
+    return {
+        "schema": SCHEMA,
+        "source": inv.source,
+        "window": {"start": round(inv.window.start, 3), "end": round(inv.window.end, 3)},
+        "coverage": coverage_json(inv.coverage),
+        "verdict": "findings" if inv.findings else "healthy",
+        "sensors": sensors_json(inv),
+        "findings": [f.to_json() for f in inv.findings],
+        "cores": cores_json(inv),
+        "events": events_json(inv),
+        "report": report_json(inv),
+        "zombies": zombies_json(inv),
+        "profiles": [hot_core_profile_json(h) for h in inv.profiles],
+        "diagnostics": [str(d) for d in inv.diagnostics[:50]],
+    }

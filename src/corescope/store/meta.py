@@ -1,0 +1,29 @@
+"""Facts about the store itself, e.g. that `analyze` built it from saved artifacts (then the
+live node is a different machine, and no view mixes it in)."""
+
+from __future__ import annotations
+
+from corescope.store.db import Store
+
+DDL = """
+CREATE TABLE IF NOT EXISTS store_meta (
+    key TEXT PRIMARY KEY,
+    value TEXT NOT NULL
+);
+"""
+
+ORIGIN = "origin"  # "record" (default) | "analyze"
+
+
+def set_meta(store: Store, key: str, value: str) -> None:
+    with store.write() as c:
+        c.execute("INSERT OR REPLACE INTO store_meta (key, value) VALUES (?, ?)", (key, value))
+
+
+def get_meta(store: Store, key: str) -> str | None:
+    rows = store.query("SELECT value FROM store_meta WHERE key = ?", (key,))
+    return rows[0][0] if rows else None
+
+
+def is_analyzed(store: Store) -> bool:
+    return get_meta(store, ORIGIN) == "analyze"
