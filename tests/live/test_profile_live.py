@@ -200,17 +200,12 @@ def test_html_renders_in_headless_chromium(ring: dict[str, Any], tmp_path: Path,
 
 
 def test_doctor_line_for_the_ring(ring: dict[str, Any]) -> None:
-    from corescope.checks import profile as check_profile
-    from corescope.checks.base import DoctorContext
-    from corescope.rootfs import Root
+    from corescope.evidence.store import StoreEvidence
     from corescope.runner import Runner
     from corescope.store.db import Store
 
     with Store.open(ring["store"], create=False) as store:
-        now = time.time()
-        ctx = DoctorContext(Root.of(None), Runner(), Path(ring["store"]), store, 0.0, now, now,
-                            now - 3600)
-        res = check_profile.check(ctx)
-    (status,) = res.sensors
+        statuses = StoreEvidence(store, Runner()).statuses()
+    (status,) = [s for s in statuses if s.name == "profile ring"]
     assert status.ok, status.detail
     assert "chunks" in status.detail

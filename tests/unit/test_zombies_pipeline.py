@@ -8,8 +8,8 @@ import time
 from pathlib import Path
 
 from conftest import FIXTURES, run_cli, run_cli_json
-from corescope.checks import zombies as check
-from corescope.checks.base import DoctorContext
+from corescope.evidence.live import LiveEvidence
+from corescope.investigate import Investigation, Window, investigate
 from corescope.model.cgroups import ChurnCount, Location, MemcgCensus, RestartRecord, StatReadCost
 from corescope.rootfs import Root
 from corescope.runner import RecordedRunner
@@ -88,23 +88,32 @@ def test_census_sensor_degrades_without_memory(tmp_path: Path) -> None:
         assert not rs.ok and "captured tree" in rs.detail
 
 
-def _ctx(root: Path, runner: RecordedRunner, store: Store | None) -> DoctorContext:
+def _investigate(root: Path, runner: RecordedRunner, ask_tools: bool) -> Investigation:
+    """The zombie part of doctor's investigation, on a fixture root read as the live node."""
     now = time.time()
-    return DoctorContext(root=Root(root), runner=runner, store_dir=Path("/nonexistent"),
-                         store=store, seconds=1.0, start=now - 1, end=now, since=now - 3600)
+    live = LiveEvidence(Root(root), runner)
+    live.read_cgroups(now)
+    if ask_tools:  # a fixture root is not the live system: ask the recorded tools directly
+        from corescope.evidence.base import JournalRestartEntry, RestartEvidence
+        from corescope.sources import units
+
+        ev = units.collect(Root(root), runner, now, journal_since=now - 86400)
+        live.restart_ev = RestartEvidence(ev.records, [JournalRestartEntry(j.t, j.unit,
+                                                                           j.n_restarts)
+                                                       for j in ev.journal])
+    return investigate(live, Window(now - 3600, now), parts=("zombies",))
 
 
-def test_doctor_check_names_the_auto_restart_unit(tmp_path: Path) -> None:
+def test_doctor_names_the_auto_restart_unit(tmp_path: Path) -> None:
     runner = RecordedRunner({
         ("systemctl", "show"): (T / "systemctl_show.txt").read_text(),
         ("journalctl",): (T / "journal_restarts.json").read_text(),
         ("crictl", "ps"): (T / "crictl_ps.json").read_text(),
     })
-    ctx = _ctx(Z / "v612", runner, None)
-    report = check.build_report(ctx.root, runner, None, now=ctx.end, ask_tools=True)
-    result = check.check(ctx)
-    assert ctx.shared["zombies"] is not None
-    [f] = [f for f in result.findings if f.kind == "zombie_memcg_leak"]
+    inv = _investigate(Z / "v612", runner, ask_tools=True)
+    report = inv.zombies
+    assert report is not None
+    [f] = [f for f in inv.findings if f.kind == "zombie_memcg_leak"]
     assert f.severity == "critical"  # 1838 dying, 5 live
     assert f.evidence["locations"][0]["path"] == "/system.slice/ecs.service"
     names = [s.name for s in report.suspects]
@@ -112,16 +121,14 @@ def test_doctor_check_names_the_auto_restart_unit(tmp_path: Path) -> None:
     assert report.suspects[0].evidence["state"] == "auto-restart"
     assert report.suspects[0].evidence["rate_basis"] == "journal"
     assert "kube-system/ecs-agent-x7k2p/ecs-agent" in names
-    sensors = {s.name: s for s in result.sensors}
+    sensors = {s.name: s for s in inv.statuses}
     assert sensors["memcg_census"].ok
 
 
-def test_doctor_check_v2nested_no_finding() -> None:
-    ctx = _ctx(Z / "v2nested", RecordedRunner({}), None)
-    result = check.check(ctx)
-    assert result.findings == []
-    report = ctx.shared["zombies"]
-    assert report.locations[0].dying == 45  # type: ignore[attr-defined]
+def test_doctor_v2nested_no_finding() -> None:
+    inv = _investigate(Z / "v2nested", RecordedRunner({}), ask_tools=False)
+    assert [f for f in inv.findings if f.kind.startswith("zombie")] == []
+    assert inv.zombies is not None and inv.zombies.locations[0].dying == 45
 
 
 def test_cli_zombies_json_contract_on_v2nested(tmp_path: Path) -> None:

@@ -8,11 +8,18 @@ The classifier is total: no input makes it raise.
 
 from __future__ import annotations
 
+import dataclasses
 import re
-from collections.abc import Callable, Mapping
-from typing import Any, NamedTuple
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, NamedTuple, Protocol
 
 from corescope.model.events import LAB_MARKER, KernelEvent, KmsgRecord
+
+
+class WallOfKernel(Protocol):
+    """A kernel-clock anchor (sources.kmsg.ClockAnchor): kernel usec since boot → wall."""
+
+    def wall_of(self, usec: int) -> float: ...
 
 
 class Classification(NamedTuple):
@@ -315,3 +322,31 @@ def _bracket(pat: str, i: int) -> tuple[int, str]:
     if not body:
         return i, "." if neg else ""
     return i, "[" + ("^" if neg else "") + body + "]"
+
+
+def classify_saved_log(records: Sequence[KmsgRecord], anchor: WallOfKernel
+                       ) -> tuple[list[KernelEvent], str]:
+    """Classified events of a saved log on the wall clock, numbered from 1, and how their
+    times were set. The one rule for a record without a clock of its own: it happened after
+    the record before it, so it takes that record's time (or the next one's, at the top);
+    in a log with no timestamps at all, every line is placed at boot time, and said so."""
+    walls: list[float | None] = []
+    clock = "the log's own wall clock"
+    for r in records:
+        if r.wall is not None:
+            walls.append(r.wall)
+        elif r.usec is not None:
+            # a dmesg log carries only time since boot: read it as this boot's
+            walls.append(anchor.wall_of(r.usec))
+            clock = "kernel time since boot, anchored to this machine's current boot"
+        else:
+            walls.append(None)
+    known = [w for w in walls if w is not None]
+    if not known and walls:
+        clock = "none in the log: every line is placed at this machine's boot time"
+    prev = known[0] if known else anchor.wall_of(0)
+    out = []
+    for i, (r, w) in enumerate(zip(records, walls, strict=True), 1):
+        prev = w if w is not None else prev
+        out.append(dataclasses.replace(classify_record(r, prev), id=i))
+    return out, clock

@@ -171,10 +171,3 @@ def summarize(incs: Sequence[Incident], episodes: Sequence[Episode],
         window_s=window_s,
     )
 
-
-def incident_json(inc: Incident) -> dict:
-    return {
-        "event": inc.event.to_json(),
-        "preceding_episodes": [p.to_json() for p in inc.preceding],
-        "related_events": [e.to_json() for e in inc.related],
-    }

@@ -5,9 +5,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from corescope.evidence.base import CgroupState, Coverage, RestartEvidence, Span
+from corescope.evidence.base import CgroupState, Coverage, Evidence, RestartEvidence, Span
 from corescope.evidence.live import LiveEvidence
-from corescope.evidence.store import StoreEvidence
 from corescope.model.cgroups import ChurnCount, MemcgCensus, StatReadCost
 from corescope.model.common import Diagnostic, SensorStatus
 from corescope.model.cores import CoreSample
@@ -24,7 +23,7 @@ def _union(a: Span | None, b: Span | None) -> Span | None:
 class MergedEvidence:
     name = "store+live"
 
-    def __init__(self, store: StoreEvidence, live: LiveEvidence) -> None:
+    def __init__(self, store: Evidence, live: LiveEvidence) -> None:
         self.stored = store
         self.live = live
 

@@ -126,6 +126,7 @@ def report_json(inv: Investigation) -> dict[str, Any]:
 # --- zombies -----------------------------------------------------------------------------------
 
 ZOMBIE_SENSORS = ("memcg_census", "systemd", "journal", "crictl", "docker", "restarts")
+ZOMBIE_FINDINGS = ("zombie_memcg_leak", "memcg_stat_read_slow")
 
 
 def zombies_json(inv: Investigation) -> dict[str, Any]:
@@ -136,8 +137,7 @@ def zombies_json(inv: Investigation) -> dict[str, Any]:
     data["schema"] = SCHEMA
     data["sensors"] = {s.name: s.to_json() for s in inv.statuses
                        if s.name in ZOMBIE_SENSORS or s.name.startswith("restart")}
-    data["findings"] = [f.to_json() for f in inv.findings
-                        if f.kind in ("zombie_memcg_leak", "memcg_stat_read_slow")]
+    data["findings"] = [f.to_json() for f in inv.findings if f.kind in ZOMBIE_FINDINGS]
     return data
 
 

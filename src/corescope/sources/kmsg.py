@@ -508,3 +508,4 @@ def open_kmsg(root: Root | None = None, from_end: bool = True) -> int:
             os.close(fd)
             raise
     return fd
+

@@ -2,21 +2,23 @@
 
 from __future__ import annotations
 
-import dataclasses
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import click
 
-from corescope.analysis.classify import classify_record
-from corescope.analysis.correlate import DEFAULT_WINDOW_S, incident_json
+from corescope.analysis.classify import classify_saved_log
+from corescope.analysis.correlate import DEFAULT_WINDOW_S
+from corescope.evidence.memory import MemoryEvidence
+from corescope.investigate import Window, investigate
+from corescope.investigate.build import Options
+from corescope.investigate.window import WindowError, resolve_window
 from corescope.lab import nicreset
 from corescope.model.events import KINDS, KernelEvent
+from corescope.render.json_contract import events_json, report_json, visible_events
+from corescope.render.text import print_events, print_timeline
 from corescope.sources.kmsg import anchor_clock, parse_saved_log
 from corescope.store import events as store_events
-from corescope.store.db import Store
-from corescope.timeparse import format_duration, iso
 from corescope.views import term
 from corescope.views.clitypes import (
     DURATION,
@@ -25,17 +27,9 @@ from corescope.views.clitypes import (
     CliContext,
     emit_json,
     fail,
-    open_store_or_fail,
     require_lab_consent,
 )
-
-if TYPE_CHECKING:  # incidents reads the per-core series (numpy): imported by `report` only
-    from corescope.incidents import Timeline
-
-
-def _open_store(obj: CliContext, file_hint: bool = False) -> Store:
-    """`file_hint`: the command has --file (events does, report does not)."""
-    return open_store_or_fail(obj, "or use --file" if file_hint else "")
+from corescope.views.investigation_cli import open_store, store_investigation, window_options
 
 
 def events_from_file(path: Path) -> tuple[list[KernelEvent], list[str], str]:
@@ -43,28 +37,15 @@ def events_from_file(path: Path) -> tuple[list[KernelEvent], list[str], str]:
     try:
         data = path.read_bytes()
     except OSError as exc:
-        fail(f"cannot read {path}: {exc.strerror}")
+        fail(f"cannot read {path}: {exc.strerror or exc}")
+        raise
     records, diags = parse_saved_log(data, str(path))
-    anchor = anchor_clock()
-    clock = "the log's own wall clock"
-    out = []
-    for i, r in enumerate(records, 1):
-        if r.wall is not None:
-            wall = r.wall
-        elif r.usec is not None:
-            # a dmesg log carries only time since boot: read it as this boot's
-            wall = anchor.wall_of(r.usec)
-            clock = "kernel time since boot, anchored to this machine's current boot"
-        else:
-            wall = 0.0
-        e = classify_record(r, wall)
-        out.append(dataclasses.replace(e, id=i))
-    return out, [str(d) for d in diags[:50]], clock
+    events, clock = classify_saved_log(records, anchor_clock())
+    return events, [str(d) for d in diags[:50]], clock
 
 
 @click.command()
-@click.option("--since", type=DURATION, default=None,
-              help="How far back [default: 1h from the store; everything from --file].")
+@window_options("1h", "How far back to look (the store: 1h; --file: everything).")
 @click.option("--kind", "kinds", multiple=True, type=click.Choice(KINDS),
               help="Only these kinds (repeatable).")
 @click.option("--all", "show_all", is_flag=True,
@@ -74,151 +55,71 @@ def events_from_file(path: Path) -> tuple[list[KernelEvent], list[str], str]:
                    "the store.")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 @click.pass_obj
-def events(obj: CliContext, since: float | None, kinds: tuple[str, ...], show_all: bool,
-           file_: Path | None, as_json: bool) -> None:
+def events(obj: CliContext, since: float | None, until: float | None, last: float | None,
+           kinds: tuple[str, ...], show_all: bool, file_: Path | None, as_json: bool) -> None:
     """Kernel events: NIC stalls and resets, lockups, RCU stalls, hung tasks, OOM kills,
-    hardware errors, link changes."""
-    now = time.time()
+    hardware errors, link changes.
+
+    Exit 0 when no incident line is shown, 1 when one is, 2 on a usage error."""
     extra: dict = {}
     if file_ is not None:
         evs, diags, clock = events_from_file(file_)
-        if since is not None:
-            evs = [e for e in evs if e.time >= now - since]
-        lost = 0
+        ev = MemoryEvidence(name=str(file_), kernel_events=evs)
+        cov = ev.coverage()
+        try:
+            if since is None and until is None and last is None:  # the whole file
+                window = Window(cov.events.start, cov.events.end) if cov.events \
+                    else Window(0.0, 0.0)
+            else:
+                window = resolve_window(time.time(), since=since, until=until, last=last,
+                                        coverage=cov)
+        except WindowError as exc:
+            fail(str(exc))
+            raise
+        inv = investigate(ev, window, parts=())
         extra = {"source": str(file_), "clock": clock, "diagnostics": diags}
     else:
-        store = _open_store(obj, file_hint=True)
-        t0 = now - (since if since is not None else 3600.0)
-        evs = store_events.read_events(store, t0, now + 1)
-        lost = store_events.lost_records(store, t0, now + 1)
-        store.close()
-        extra = {"source": "store", "since": round(t0, 3)}
-    if kinds:
-        evs = [e for e in evs if e.kind in kinds]
-    elif not show_all:
-        evs = [e for e in evs if e.kind != "other"]
+        inv = store_investigation(obj, since, until, last, 3600.0, parts=(),
+                                  hint="or use --file")
+    shown = visible_events(inv, kinds, show_all)
     if as_json:
-        emit_json({"events": [e.to_json() for e in evs], "lost_records": lost, **extra})
-        return
-    if not evs:
-        term.echo("no kernel events" + ("" if show_all or kinds else
-                                         " (use --all to list unclassified lines)"))
-    for e in evs:
-        where = " ".join(x for x in (e.driver, e.device, e.iface) if x)
-        q = f" q{e.queue}" if e.queue is not None else ""
-        lab = " [lab]" if e.lab else ""
-        term.echo(f"#{e.id}  {iso(e.time)}  {e.kind:<22} {where}{q}{lab}")
-        term.echo(f"      {e.raw[:160]}")
-    if lost:
-        term.echo(f"warning: {lost} kernel log records were lost (overwritten before "
-                   "corescope read them)")
-
-
-def timeline_json(tl: Timeline, window_s: float) -> dict:
-    from corescope.incidents import resolution_view
-
-    incs = []
-    for i, inc in enumerate(tl.incidents):
-        d = incident_json(inc)
-        d["interrupt_map"] = [q.to_json() for q in tl.irq_maps.get(i, [])]
-        near = inc.nearest
-        if near is not None:
-            d["resolution"] = resolution_view(tl.samples, near.cpu, inc.event.time, window_s)
-        incs.append(d)
-    return {
-        "incidents": incs,
-        "summary": tl.summary.to_json(),
-        "lost_records": tl.lost_records,
-        "record_span": None if tl.span is None else [round(tl.span[0], 3), round(tl.span[1], 3)],
-    }
+        emit_json({**events_json(inv, kinds, show_all), **extra})
+    else:
+        print_events(shown, inv.lost_records, bool(show_all or kinds))
+    raise SystemExit(EXIT_FINDINGS if any(e.is_incident for e in shown) else EXIT_OK)
 
 
 @click.command()
 @click.option("--event", "event_id", type=int, default=None, help="One event, by its id.")
-@click.option("--last", type=DURATION, default="1h", show_default=True,
-              help="All incidents in this much recent time.")
+@window_options("1h", "All incidents in this much time.")
 @click.option("--window", type=DURATION, default=f"{DEFAULT_WINDOW_S:g}s", show_default=True,
               help="How far before each event to look for hot-core episodes.")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 @click.pass_obj
-def report(obj: CliContext, event_id: int | None, last: float, window: float,
-           as_json: bool) -> None:
+def report(obj: CliContext, event_id: int | None, since: float | None, until: float | None,
+           last: float | None, window: float, as_json: bool) -> None:
     """The incident timeline: each event, the hot-core episodes before it, the NIC interrupt
     map, and the same seconds at 1 s, 30 s and 60 s resolution.
 
     Exit 0 when no incident is found, 1 when there are incidents."""
-    from corescope.incidents import build_timeline
-
-    store = _open_store(obj)
-    now = time.time()
+    opts = Options(correlation_window_s=window)
     if event_id is not None:
+        store = open_store(obj)
+        assert store is not None
         ev = store_events.get_event(store, event_id)
+        store.close()
         if ev is None:
             fail(f"no event with id {event_id} in {obj.store_dir}")
         assert ev is not None
-        tl = build_timeline(store, ev.time - window, ev.time + 1, root=obj.root,
-                            window_s=window, events=[ev], only_incidents=False)
-    else:
-        tl = build_timeline(store, now - last, now + 1, root=obj.root, window_s=window)
-    store.close()
-    data = timeline_json(tl, window)
+        opts = Options(correlation_window_s=window, focus_event=ev)
+        since, until, last = ev.time - window, ev.time + 1, None
+    inv = store_investigation(obj, since, until, last, 3600.0, options=opts,
+                              parts=("incidents",))
     if as_json:
-        emit_json(data)
+        emit_json(report_json(inv))
     else:
-        _print_timeline(tl, data, window)
-    raise SystemExit(EXIT_FINDINGS if tl.incidents else EXIT_OK)
-
-
-def _spark(vals: list[float]) -> str:
-    bars = " ▁▂▃▄▅▆▇█"
-    return "".join(bars[min(8, round(max(0.0, v) / 100 * 8))] for v in vals)
-
-
-def _print_timeline(tl: Timeline, data: dict, window: float) -> None:
-    s = tl.summary
-    if not tl.incidents:
-        term.echo("no incidents in range" + (f" (record {iso(tl.span[0])} – {iso(tl.span[1])})"
-                                              if tl.span else " (no per-core record)"))
-    for inc, d in zip(tl.incidents, data["incidents"], strict=True):
-        e = inc.event
-        where = " ".join(x for x in (e.driver, e.device, e.iface) if x)
-        q = f" queue {e.queue}" if e.queue is not None else ""
-        term.echo(f"== #{e.id} {iso(e.time)}  {e.kind}  {where}{q}" + (" [lab]" if e.lab else ""))
-        term.echo(f"   {e.raw[:160]}")
-        for r in inc.related:
-            term.echo(f"   +{r.time - e.time:5.1f}s {r.kind}: {r.raw[:120]}")
-        if not inc.preceding:
-            term.echo(f"   no hot-core episode in the {window:g}s before")
-        for p in inc.preceding:
-            serves = {True: "serves this queue's IRQ", False: "does not serve this queue's IRQ",
-                      None: "queue IRQ mapping unknown"}[p.serves_queue]
-            term.echo(f"   cpu{p.cpu}: saturated {iso(p.start)} for {p.end - p.start:.1f}s, "
-                       f"ended {p.lead_s:.1f}s before the event; {serves}")
-        if d["interrupt_map"]:
-            mine = [m for m in d["interrupt_map"] if m["iface"] in (e.iface, None)] or \
-                d["interrupt_map"]
-            term.echo("   interrupt map: " + "; ".join(
-                f"{m['name']}→cpu{','.join(map(str, m['cpus'])) or '?'}" for m in mine[:16]))
-        res = d.get("resolution")
-        if res:
-            vals = [p["kernel_pct"] for p in res["series_1s"]]
-            term.echo(f"   cpu{res['cpu']} kernel time, last {window:g}s at 1 s: "
-                       f"|{_spark(vals)}| peak {res['peak_1s_pct']}%")
-            term.echo(f"   the same seconds at 30 s: {res['at_30s_pct']}%, at 60 s: "
-                       f"{res['at_60s_pct']}%; whole machine at 1 s peak "
-                       f"{res['machine_peak_1s_pct']}%, at 60 s {res['machine_at_60s_pct']}%")
-        term.echo("")
-    if s.events:
-        frac = f"{s.preceded}/{s.events} ({s.preceded_fraction:.0%})"
-        base = f"{s.base_rate:.0%}" if s.base_rate is not None else "unknown (no record)"
-        term.echo(f"summary: {frac} incidents followed a hot-core episode within "
-                   f"{window:g}s; by chance (random instants): {base}")
-        if s.median_lead_s is not None:
-            term.echo(f"         median lead {format_duration(s.median_lead_s)}; most "
-                       f"frequent core cpu{s.top_cpu} ({s.top_cpu_count}x)"
-                       + (f"; p={s.p_value:.3g}" if s.p_value is not None else ""))
-    if tl.lost_records:
-        term.echo(f"warning: {tl.lost_records} kernel log records were lost in this range")
+        print_timeline(inv)
+    raise SystemExit(EXIT_FINDINGS if inv.incidents else EXIT_OK)
 
 
 @click.command("nicreset")

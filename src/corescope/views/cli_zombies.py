@@ -5,18 +5,24 @@ from __future__ import annotations
 import json
 import time
 from dataclasses import replace
-from typing import Any
 
 import click
 
-from corescope.analysis.zombies import ZombieReport, stat_cost_finding, zombie_finding
-from corescope.checks.zombies import DEFAULT_WINDOW_S, build_report
+from corescope.evidence.live import LiveEvidence
+from corescope.evidence.memory import MemoryEvidence
+from corescope.evidence.merged import MergedEvidence
+from corescope.evidence.store import StoreEvidence
+from corescope.investigate import Investigation, Window, investigate
+from corescope.investigate.build import Options
+from corescope.investigate.window import WindowError, resolve_window
 from corescope.lab import zombies as labz
-from corescope.model.cgroups import ChurnCount, MemcgCensus, Thresholds
+from corescope.model.cgroups import ChurnCount, Thresholds
+from corescope.render.json_contract import ZOMBIE_FINDINGS, ZOMBIE_SENSORS, zombies_json
+from corescope.render.text import print_zombies
 from corescope.sources import cgroups as cg
 from corescope.sources.cgwatch import ChurnWatcher
-from corescope.store.db import DB_NAME, Store, StoreError
-from corescope.timeparse import format_duration, iso
+from corescope.timeparse import iso
+from corescope.views import term
 from corescope.views.clitypes import (
     DURATION,
     EXIT_FINDINGS,
@@ -27,15 +33,9 @@ from corescope.views.clitypes import (
     fail,
     require_lab_consent,
 )
+from corescope.views.investigation_cli import node_evidence, open_store, window_options
 
-
-def _open_store(obj: CliContext) -> Store | None:
-    if not (obj.store_dir / DB_NAME).exists():
-        return None
-    try:
-        return Store.open(obj.store_dir, create=False)
-    except StoreError:
-        return None
+DEFAULT_WINDOW_S = 24 * 3600.0
 
 
 @click.command()
@@ -47,8 +47,9 @@ def _open_store(obj: CliContext) -> Store | None:
               help="Census interval for --watch.")
 @click.option("--count", type=click.IntRange(0), default=0,
               help="With --watch: stop after this many censuses (0: until Ctrl-C).")
-@click.option("--window", type=DURATION, default=f"{int(DEFAULT_WINDOW_S)}s",
-              show_default=True, help="How much stored census history to use.")
+@window_options("24h", "How much census history to use.")
+@click.option("--window", "window_", type=DURATION, default=None, hidden=True,
+              help="The older name of --last.")
 @click.option("--max-dying", type=click.IntRange(1), default=Thresholds.max_dying,
               show_default=True, help="Threshold: this many dying memcgs.")
 @click.option("--ratio", type=click.FloatRange(1.0), default=Thresholds.ratio,
@@ -58,91 +59,44 @@ def _open_store(obj: CliContext) -> Store | None:
               show_default=True, help="The ratio rule applies from this many dying.")
 @click.pass_obj
 def zombies(obj: CliContext, as_json: bool, watch: bool, interval: float, count: int,
-            window: float, max_dying: int, ratio: float, ratio_min_dying: int) -> None:
+            since: float | None, until: float | None, last: float | None,
+            window_: float | None, max_dying: int, ratio: float, ratio_min_dying: int) -> None:
     """Zombie (dying) memory cgroups: how many the kernel holds against the live ones, where
     they sit, how fast they grow, when they will hurt, and which source leaks them.
 
     Exit 0 when healthy, 1 with a zombie_memcg_leak finding, 2 when no memory controller
     can be read."""
     thr = Thresholds(max_dying=max_dying, ratio=ratio, ratio_min_dying=ratio_min_dying)
-    store = _open_store(obj)
+    last = last if last is not None else window_
+    opts = Options(thresholds=thr)
+    if watch:
+        _watch(obj, opts, interval, count, last or DEFAULT_WINDOW_S, as_json)
+        return
+    ev, _ = node_evidence(obj, history_s=last or DEFAULT_WINDOW_S)
     try:
-        if watch:
-            _watch(obj, store, thr, interval, count, window, as_json)
-            return
-        report = build_report(obj.root, obj.runner, store, thresholds=thr, window_s=window)
-    finally:
-        if store is not None:
-            store.close()
-    findings = [f for f in (zombie_finding(report, thr), stat_cost_finding(report)) if f]
+        window = resolve_window(time.time() + 1.0, since=since, until=until, last=last,
+                                default_last=DEFAULT_WINDOW_S, coverage=ev.coverage())
+    except WindowError as exc:
+        fail(str(exc))
+        raise
+    inv = investigate(ev, window, opts, parts=("zombies",))
+    ev.close()
+    assert inv.zombies is not None
+    data = zombies_json(inv)
     if as_json:
-        data = report.to_json()
-        data["findings"] = [f.to_json() for f in findings]
         emit_json(data)
     else:
-        _print(report, findings)
-    if report.census is None:
+        print_zombies(inv.zombies, [s for s in inv.statuses if s.name in ZOMBIE_SENSORS],
+                      [f for f in inv.findings if f.kind in ZOMBIE_FINDINGS])
+    if inv.zombies.census is None:
         raise SystemExit(EXIT_USAGE)
-    raise SystemExit(EXIT_FINDINGS if findings else EXIT_OK)
+    raise SystemExit(EXIT_FINDINGS if data["findings"] else EXIT_OK)
 
 
-def _print(r: ZombieReport, findings: list[Any]) -> None:
-    lay = r.layout
-    where = f"memory on {lay.memory} at {lay.memory_mount}" if lay.memory else "no memory"
-    click.echo(f"layout: {lay.kind} ({where})")
-    c = r.census
-    if c is None or c.dying is None:
-        for s in r.statuses:
-            if not s.ok:
-                click.echo(f"not measured: {s.name}: {s.detail}")
-        return
-    ratio = f", {c.dying / c.live:.1f}x live" if c.live else ""
-    click.echo(f"memory cgroups: {c.kernel_count} held by the kernel, {c.live} live, "
-               f"{c.dying} dying{ratio}")
-    click.echo(f"  source: {c.source}")
-    g = r.growth
-    if g.per_hour is None:
-        click.echo("growth: unknown")
-    else:
-        how = (f"Theil-Sen over {g.points} censuses in {format_duration(g.span_s)}"
-               if g.method == "theil-sen" else "since boot: dying / uptime, no stored history")
-        click.echo(f"growth: {g.per_hour:+.1f} dying/hour ({how})")
-    if g.crossed:
-        click.echo(f"threshold: CROSSED ({g.threshold_rule})")
-    elif g.projected_threshold_at is not None:
-        eta = format_duration(max(0.0, g.projected_threshold_at - c.t))
-        click.echo(f"threshold: {g.threshold_rule} in about {eta} "
-                   f"({iso(g.projected_threshold_at)})")
-    else:
-        click.echo(f"threshold: {g.threshold_rule}; not growing")
-    click.echo(f"where ({r.location_basis}):")
-    for loc in r.locations[:10]:
-        click.echo(f"  {loc.path}: {loc.dying}")
-    if not r.locations:
-        click.echo("  -")
-    click.echo("suspects:")
-    for i, s in enumerate(r.suspects[:10], 1):
-        ev = s.evidence
-        bits = [f"{k}={ev[k]}" for k in ("removed_per_hour", "restarts", "restarts_per_hour",
-                                          "state", "explains_pct_of_growth") if k in ev]
-        click.echo(f"  {i}. {s.name} ({s.kind}) score {s.score:.2f}: {', '.join(bits)}")
-    if not r.suspects:
-        click.echo("  - (no churn stored and no restarting unit or container found)")
-    if r.stat_read:
-        parts = [f"{f} {v['median']:.3f} ms" + (f" [{v['flag']}]" if v["flag"] else "")
-                 for f, v in r.stat_read.items()]
-        click.echo("root stat read (median): " + ", ".join(parts))
-    off = [s for s in r.statuses if not s.ok]
-    for s in off:
-        click.echo(f"not measured: {s.name}: {s.detail}")
-    for f in findings:
-        click.echo(f"[{f.severity}] {f.kind}: {f.summary}")
-        for line in f.evidence.get("advice", []):
-            click.echo(f"  - {line}")
-
-
-def _watch(obj: CliContext, store: Store | None, thr: Thresholds, interval: float,
-           count: int, window: float, as_json: bool) -> None:
+def _watch(obj: CliContext, opts: Options, interval: float, count: int, history_s: float,
+           as_json: bool) -> None:
+    """One census per interval: the live read merged with the stored history and with the
+    censuses and churn this watch has seen itself."""
     layout, _ = cg.read_layout(obj.root)
     if layout.memory_mount is None:
         fail(f"no memory controller mounted (layout {layout.kind}): nothing to watch")
@@ -150,24 +104,36 @@ def _watch(obj: CliContext, store: Store | None, thr: Thresholds, interval: floa
     err = watcher.start()
     if err is not None:
         click.echo(f"corescope zombies: {err}; churn not counted live", err=True)
-    history: list[MemcgCensus] = []
-    churn: list[ChurnCount] = []
+    seen = MemoryEvidence(name="watch")
+    start = time.time()
+    store = open_store(obj, required=False)
+    if store is not None:
+        with store:
+            ev = StoreEvidence(store, obj.runner)
+            seen.census_rows = ev.censuses(start - history_s, start)
+            seen.churn_rows = ev.churn(start - history_s, start)
+            seen.restart_ev = ev.restarts(start - history_s, start)
     prev_mono = time.monotonic()
     n = 0
     try:
         while True:
             now, mono = time.time(), time.monotonic()
             drained = watcher.drain() if err is None else {}
-            churn += [ChurnCount(now, p, c.created, c.removed, 0, mono - prev_mono, "inotify")
-                      for p, c in drained.items() if c.created or c.removed]
-            report = build_report(obj.root, obj.runner, store, now=now, thresholds=thr,
-                                  window_s=window, extra_history=history, extra_churn=churn,
-                                  probe_reads=3)
-            if report.census is not None:
-                history.append(replace(report.census, churn_interval_s=(
+            seen.churn_rows += [ChurnCount(now, p, c.created, c.removed, 0, mono - prev_mono,
+                                           "inotify")
+                                for p, c in drained.items() if c.created or c.removed]
+            live = LiveEvidence(obj.root, obj.runner, history_s=history_s)
+            live.read_cgroups(now)
+            live.read_restarts(now)
+            inv = investigate(MergedEvidence(seen, live), Window(now - history_s, now + 1),
+                              opts, parts=("zombies",))
+            z = inv.zombies
+            assert z is not None
+            if z.census is not None:
+                seen.census_rows.append(replace(z.census, churn_interval_s=(
                     mono - prev_mono if n and err is None else 0.0)))
             prev_mono = mono
-            _watch_line(report, as_json)
+            _watch_line(inv, as_json)
             n += 1
             if count and n >= count:
                 break
@@ -178,9 +144,11 @@ def _watch(obj: CliContext, store: Store | None, thr: Thresholds, interval: floa
         watcher.stop()
 
 
-def _watch_line(r: ZombieReport, as_json: bool) -> None:
+def _watch_line(inv: Investigation, as_json: bool) -> None:
+    r = inv.zombies
+    assert r is not None
     if as_json:
-        click.echo(json.dumps(r.to_json(), default=str), nl=True)
+        click.echo(json.dumps(zombies_json(inv), default=str), nl=True)
         return
     c = r.census
     if c is None:
@@ -189,8 +157,8 @@ def _watch_line(r: ZombieReport, as_json: bool) -> None:
     g = r.growth
     rate = "?" if g.per_hour is None else f"{g.per_hour:+.0f}/h"
     top = r.suspects[0].name if r.suspects and r.suspects[0].score > 0 else "-"
-    click.echo(f"{iso(c.t)} kernel={c.kernel_count} live={c.live} dying={c.dying} "
-               f"growth={rate} top={top}")
+    term.echo(f"{iso(c.t)} kernel={c.kernel_count} live={c.live} dying={c.dying} "
+              f"growth={rate} top={top}")
 
 
 # --- lab --------------------------------------------------------------------------------------

@@ -9,13 +9,17 @@ from typing import Any
 
 import click
 
+from corescope.evidence.base import Evidence
+from corescope.evidence.live import LiveEvidence
+from corescope.evidence.merged import MergedEvidence
 from corescope.evidence.store import StoreEvidence
 from corescope.investigate import Investigation, investigate
 from corescope.investigate.build import ALL_PARTS, Options
 from corescope.investigate.window import WindowError, resolve_window
+from corescope.model.common import SensorStatus
 from corescope.store.db import DB_NAME, Store, StoreError
 from corescope.store.meta import is_analyzed
-from corescope.timeparse import TimeParseError, parse_instant, parse_since
+from corescope.timeparse import parse_instant, parse_since
 from corescope.views.clitypes import DURATION, CliContext, TimeValue, fail
 
 SINCE = TimeValue("time", parse_since)
@@ -62,7 +66,8 @@ def store_investigation(obj: CliContext, since: float | None, until: float | Non
     ev = StoreEvidence(store, obj.runner)
     try:
         try:
-            window = resolve_window(time.time(), since=since, until=until, last=last,
+            # + 1 s: the newest second may still be arriving (an event just written)
+            window = resolve_window(time.time() + 1.0, since=since, until=until, last=last,
                                     default_last=default_last, coverage=ev.coverage())
         except WindowError as exc:
             fail(str(exc))
@@ -72,9 +77,35 @@ def store_investigation(obj: CliContext, since: float | None, until: float | Non
         ev.close()
 
 
-def store_is_analyzed(store: Store) -> bool:
-    return is_analyzed(store)
 
 
-__all__ = ["SINCE", "UNTIL", "TimeParseError", "open_store", "store_investigation",
-           "window_options"]
+def node_evidence(obj: CliContext, *, sample_seconds: float = 0.0, kernel_ring: bool = False,
+                  history_s: float = 24 * 3600.0) -> tuple[Evidence, list[SensorStatus]]:
+    """This node's evidence: the store merged with a live read of the node. An analyzed
+    store describes another machine, so then the live node is left out. Returns the evidence
+    and the store's own status line."""
+    store_status: SensorStatus
+    store: Store | None = None
+    try:
+        store = open_store(obj, required=False)
+    except StoreError as exc:
+        store_status = SensorStatus("store", False, f"{exc}; live read only")
+    if store is not None and is_analyzed(store):
+        return StoreEvidence(store, obj.runner), []
+    live = LiveEvidence(obj.root, obj.runner, history_s=history_s)
+    if sample_seconds:
+        try:
+            live.sample_cores(sample_seconds)
+        except (OSError, ValueError) as exc:
+            fail(f"cannot sample per-core CPU time: {exc}")
+    if kernel_ring:
+        live.read_kernel_ring()
+    live.read_cgroups()
+    live.read_restarts()
+    if store is None:
+        if "store_status" not in locals():
+            store_status = SensorStatus(
+                "store", False, f"no store at {obj.store_dir} (start `corescope record` to "
+                "keep history); only the live node was examined")
+        return live, [store_status]
+    return MergedEvidence(StoreEvidence(store, obj.runner), live), []

@@ -1,0 +1,159 @@
+"""Human-readable renderings of an Investigation: events, the incident timeline, the zombie
+report and doctor's summary. Every line goes through views.term (untrusted text is escaped)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from corescope.analysis.zombies import ZombieReport
+from corescope.investigate.model import Investigation
+from corescope.model.common import Finding, SensorStatus
+from corescope.model.events import KernelEvent
+from corescope.timeparse import format_duration, iso
+from corescope.views.term import echo
+
+
+def where_of(e: KernelEvent) -> str:
+    return " ".join(x for x in (e.driver, e.device, e.iface) if x)
+
+
+def print_events(evs: Sequence[KernelEvent], lost: int, filtered: bool) -> None:
+    if not evs:
+        echo("no kernel events" + ("" if filtered else " (use --all to list unclassified "
+                                                      "lines)"))
+    for e in evs:
+        q = f" q{e.queue}" if e.queue is not None else ""
+        lab = " [lab]" if e.lab else ""
+        echo(f"#{e.id}  {iso(e.time)}  {e.kind:<22} {where_of(e)}{q}{lab}")
+        echo(f"      {e.raw[:160]}")
+    if lost:
+        echo(f"warning: {lost} kernel log records were lost (overwritten before "
+             "corescope read them)")
+
+
+def _spark(vals: list[float]) -> str:
+    bars = " ▁▂▃▄▅▆▇█"
+    return "".join(bars[min(8, round(max(0.0, v) / 100 * 8))] for v in vals)
+
+
+def _pct(x: float | None) -> str:
+    return "-" if x is None else f"{x:.1f}"
+
+
+def print_timeline(inv: Investigation) -> None:
+    window = inv.correlation_window_s
+    span = inv.record_span
+    if not inv.incidents:
+        echo("no incidents in range" + (f" (record {iso(span[0])} – {iso(span[1])})"
+                                         if span else " (no per-core record)"))
+    for v in inv.incidents:
+        inc, e = v.incident, v.incident.event
+        q = f" queue {e.queue}" if e.queue is not None else ""
+        echo(f"== #{e.id} {iso(e.time)}  {e.kind}  {where_of(e)}{q}" + (" [lab]" if e.lab else ""))
+        echo(f"   {e.raw[:160]}")
+        for r in inc.related:
+            echo(f"   +{r.time - e.time:5.1f}s {r.kind}: {r.raw[:120]}")
+        if not inc.preceding:
+            echo(f"   no hot-core episode in the {format_duration(window)} before")
+        for p in inc.preceding:
+            serves = {True: "serves this queue's IRQ", False: "does not serve this queue's IRQ",
+                      None: "queue IRQ mapping unknown"}[p.serves_queue]
+            echo(f"   cpu{p.cpu}: saturated {iso(p.start)} for {p.end - p.start:.1f}s, "
+                 f"ended {p.lead_s:.1f}s before the event; {serves}")
+        if v.interrupt_map:
+            mine = [m for m in v.interrupt_map if m.iface in (e.iface, None)] or \
+                list(v.interrupt_map)
+            echo("   interrupt map: " + "; ".join(
+                f"{m.name}→cpu{','.join(map(str, m.cpus)) or '?'}" for m in mine[:16]))
+        res = v.resolution
+        if res is not None and res.series_1s:
+            vals = [p.kernel_pct for p in res.series_1s]
+            echo(f"   cpu{res.cpu} kernel time, last {format_duration(window)} at 1 s: "
+                 f"|{_spark(vals)}| peak {_pct(res.peak_1s_pct)}%")
+            echo(f"   the same seconds at 30 s: {_pct(res.at_30s_pct)}%, at 60 s: "
+                 f"{_pct(res.at_60s_pct)}%; whole machine at 1 s peak "
+                 f"{_pct(res.machine_peak_1s_pct)}%, at 60 s {_pct(res.machine_at_60s_pct)}%")
+        echo("")
+    s = inv.correlation
+    if s.events:
+        frac = f"{s.preceded}/{s.events} ({(s.preceded_fraction or 0):.0%})"
+        base = f"{s.base_rate:.0%}" if s.base_rate is not None else "unknown (no record)"
+        echo(f"summary: {frac} incidents followed a hot-core episode within "
+             f"{format_duration(window)}; by chance (random instants): {base}")
+        if s.median_lead_s is not None:
+            echo(f"         median lead {format_duration(s.median_lead_s)}; most "
+                 f"frequent core cpu{s.top_cpu} ({s.top_cpu_count}x)"
+                 + (f"; p={s.p_value:.3g}" if s.p_value is not None else ""))
+    if inv.lost_records:
+        echo(f"warning: {inv.lost_records} kernel log records were lost in this range")
+
+
+def print_zombies(r: ZombieReport, statuses: Sequence[SensorStatus],
+                  findings: Sequence[Finding]) -> None:
+    lay = r.layout
+    where = f"memory on {lay.memory} at {lay.memory_mount}" if lay.memory else "no memory"
+    echo(f"layout: {lay.kind} ({where})")
+    off = [s for s in statuses if not s.ok]
+    c = r.census
+    if c is None or c.dying is None:
+        for s in off:
+            echo(f"not measured: {s.name}: {s.detail}")
+        return
+    ratio = f", {c.dying / c.live:.1f}x live" if c.live else ""
+    echo(f"memory cgroups: {c.kernel_count} held by the kernel, {c.live} live, "
+         f"{c.dying} dying{ratio}")
+    echo(f"  source: {c.source}")
+    g = r.growth
+    if g.per_hour is None:
+        echo("growth: unknown")
+    else:
+        how = (f"Theil-Sen over {g.points} censuses in {format_duration(g.span_s)}"
+               if g.method == "theil-sen" else "since boot: dying / uptime, no stored history")
+        echo(f"growth: {g.per_hour:+.1f} dying/hour ({how})")
+    if g.crossed:
+        echo(f"threshold: CROSSED ({g.threshold_rule})")
+    elif g.projected_threshold_at is not None:
+        eta = format_duration(max(0.0, g.projected_threshold_at - c.t))
+        echo(f"threshold: {g.threshold_rule} in about {eta} ({iso(g.projected_threshold_at)})")
+    else:
+        echo(f"threshold: {g.threshold_rule}; not growing")
+    echo(f"where ({r.location_basis}):")
+    for loc in r.locations[:10]:
+        echo(f"  {loc.path}: {loc.dying}")
+    if not r.locations:
+        echo("  -")
+    echo("suspects:")
+    for i, s in enumerate(r.suspects[:10], 1):
+        ev = s.evidence
+        bits = [f"{k}={ev[k]}" for k in ("removed_per_hour", "restarts", "restarts_per_hour",
+                                          "state", "explains_pct_of_growth") if k in ev]
+        echo(f"  {i}. {s.name} ({s.kind}) score {s.score:.2f}: {', '.join(bits)}")
+    if not r.suspects:
+        echo("  - (no churn stored and no restarting unit or container found)")
+    if r.stat_read:
+        parts = [f"{f} {v['median']:.3f} ms" + (f" [{v['flag']}]" if v["flag"] else "")
+                 for f, v in r.stat_read.items()]
+        echo("root stat read (median): " + ", ".join(parts))
+    for s in off:
+        echo(f"not measured: {s.name}: {s.detail}")
+    for f in findings:
+        echo(f"[{f.severity}] {f.kind}: {f.summary}")
+        for line in f.evidence.get("advice", []):
+            echo(f"  - {line}")
+
+
+def print_doctor(inv: Investigation, host: str, ncpu: int | None, seconds: float) -> None:
+    echo(f"corescope doctor on {host} ({ncpu} CPUs, {seconds:g}s live sample)"
+         if seconds else f"corescope doctor on {host} (evidence: {inv.source})")
+    echo("sensors:")
+    for s in inv.statuses:
+        mark = "ok " if s.ok else "OFF"
+        echo(f"  [{mark}] {s.name}: {s.detail}")
+    if inv.findings:
+        echo(f"findings ({len(inv.findings)}):")
+        for f in inv.findings:
+            echo(f"  [{f.severity}] {f.kind}: {f.summary}")
+        echo("verdict: FINDINGS (exit 1)")
+    else:
+        echo("findings: none")
+        echo("verdict: healthy (exit 0)")
