@@ -157,3 +157,43 @@ def print_doctor(inv: Investigation, host: str, ncpu: int | None, seconds: float
     else:
         echo("findings: none")
         echo("verdict: healthy (exit 0)")
+
+
+def print_investigation(inv: Investigation) -> None:
+    """Everything, as `analyze` prints it after the file list."""
+    w = inv.window
+    echo(f"investigation of {iso(w.start)} – {iso(w.end)} ({format_duration(w.seconds)}), "
+         f"{len(inv.cpus)} CPUs, evidence: {inv.source}")
+    echo("sensors:")
+    for s in inv.statuses:
+        echo(f"  [{'ok ' if s.ok else 'OFF'}] {s.name}: {s.detail}")
+    echo(f"hot-core episodes ({inv.params.mode} >= {inv.params.threshold_pct:g}% for >= "
+         f"{format_duration(inv.params.min_duration_s)}): {len(inv.episodes)}")
+    for e in inv.episodes[:15]:
+        echo(f"  cpu{e.cpu}  {iso(e.start)}  {e.duration_s:.1f}s  peak {e.peak_pct:.0f}%  "
+             f"mean {e.mean_pct:.0f}%  machine {e.machine_avg_pct:.0f}%  a 30 s monitor saw "
+             f"{e.seen_at_30s_pct:.0f}%")
+    if len(inv.episodes) > 15:
+        echo(f"  ... {len(inv.episodes) - 15} more (corescope cores --json)")
+    echo("")
+    print_timeline(inv)
+    for h in inv.profiles:
+        p = h.profile
+        procs = ", ".join(f"{s.comm} {s.pct:.0f}%" for s in p.top_processes(4))
+        funcs = ", ".join(f.label for f in p.top_functions(5))
+        echo(f"cpu{h.cpu} in the {format_duration(h.end - h.start)} before event "
+             f"#{h.event_id}: {p.busy_samples} busy samples; {procs or 'no stacks'}")
+        if funcs:
+            echo(f"  hottest functions: {funcs}")
+    if inv.zombies is not None and inv.zombies.census is not None:
+        echo("")
+        print_zombies(inv.zombies, [], [])
+    echo("")
+    if inv.findings:
+        echo(f"findings ({len(inv.findings)}):")
+        for f in inv.findings:
+            echo(f"  [{f.severity}] {f.kind}: {f.summary}")
+        echo("verdict: FINDINGS (exit 1)")
+    else:
+        echo("findings: none")
+        echo("verdict: healthy (exit 0)")

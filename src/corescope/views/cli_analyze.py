@@ -1,0 +1,142 @@
+"""`corescope analyze PATH...`: saved incident artifacts → a store → the investigation."""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import click
+
+from corescope.evidence.store import StoreEvidence
+from corescope.investigate import Investigation, investigate
+from corescope.investigate.window import WindowError, resolve_window
+from corescope.render.json_contract import investigation_json
+from corescope.render.text import print_investigation
+from corescope.store.db import Store, StoreError
+from corescope.store.meta import ORIGIN, get_meta, set_meta
+from corescope.store.series import time_span
+from corescope.timeparse import format_duration, iso
+from corescope.views import term
+from corescope.views.clitypes import EXIT_FINDINGS, EXIT_OK, EXIT_USAGE, CliContext, emit_json, fail
+from corescope.views.investigation_cli import UNTIL, window_options
+
+
+@contextmanager
+def analysis_store(obj: CliContext) -> Iterator[Store]:
+    """The store an analysis imports into: --store DIR (kept), or a private temporary one
+    (deleted afterwards). A store that holds a live recording is never mixed with another
+    node's artifacts."""
+    if obj.store_given:
+        try:
+            store = Store.open(obj.store_dir, create=True)
+        except StoreError as exc:
+            fail(str(exc))
+            raise
+        if get_meta(store, ORIGIN) != "analyze" and time_span(store) is not None:
+            store.close()
+            fail(f"{obj.store_dir} holds a live recording; analyze into another --store "
+                 "(artifacts of another node must not mix with this one's record)")
+        set_meta(store, ORIGIN, "analyze")
+        try:
+            yield store
+        finally:
+            store.close()
+        return
+    tmp = Path(tempfile.mkdtemp(prefix="corescope-analyze-"))
+    try:
+        store = Store.open(tmp / "store", create=True)
+        set_meta(store, ORIGIN, "analyze")
+        try:
+            yield store
+        finally:
+            store.close()
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def import_and_investigate(obj: CliContext, paths: tuple[Path, ...], boot_time: float | None,
+                           since: float | None, until: float | None, last: float | None,
+                           store: Store) -> tuple[Any, Investigation | None]:
+    from corescope.ingest import import_paths
+
+    report = import_paths(list(paths), store, boot_time=boot_time)
+    ev = StoreEvidence(store, obj.runner)
+    cov = ev.coverage()
+    if cov.end is None:
+        return report, None
+    span = cov.record_span
+    assert span is not None
+    try:
+        if since is None and until is None and last is None:  # everything imported
+            window = resolve_window(time.time(), since=span.start, until=cov.end)
+        else:
+            window = resolve_window(time.time(), since=since, until=until, last=last,
+                                    coverage=cov)
+    except WindowError as exc:
+        fail(str(exc))
+        raise
+    return report, investigate(ev, window)
+
+
+def print_files(report: Any) -> None:
+    for f in report.files:
+        if f.status == "skipped":
+            term.echo(f"skipped      {f.path}: {f.reason}")
+            continue
+        span = (f"{iso(f.span[0])} – {iso(f.span[1])} ({format_duration(f.span[1] - f.span[0])})"
+                if f.span else "no time span")
+        cpus = f", {len(f.cpus)} CPUs" if f.cpus else ""
+        note = f" [{f.status}: {f.reason}]" if f.status != "imported" and f.reason else ""
+        term.echo(f"{f.kind:<16} {f.records:>7} records  {span}{cpus}  {f.path}{note}")
+    if report.boot_time is not None:
+        term.echo(f"boot time {iso(report.boot_time)} from {report.boot_time_how}")
+    for n in report.notes:
+        term.echo(f"note: {n}")
+
+
+@click.command()
+@click.argument("paths", nargs=-1, required=True,
+                type=click.Path(exists=True, path_type=Path))
+@click.option("--boot-time", type=UNTIL, default=None,
+              help="When the node booted (epoch or ISO 8601), to place boot-relative "
+              "timestamps (dmesg, perf's default clock) when no artifact says.")
+@window_options("all", "Only this much of the imported record, counted back from its end.")
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+@click.pass_obj
+def analyze(obj: CliContext, paths: tuple[Path, ...], boot_time: float | None,
+            since: float | None, until: float | None, last: float | None,
+            as_json: bool) -> None:
+    """Investigate artifacts saved from a node: mpstat / sadf JSON or text, /proc/stat and
+    /proc/interrupts loops, dmesg and journal exports, perf script chunks, census loops,
+    systemctl / crictl / docker dumps, or a `corescope capture` bundle. PATH is a file, a
+    directory (read recursively) or a .tar/.tar.gz/.tar.zst bundle; each file's kind is
+    read from its content.
+
+    With --store DIR the imported store is kept and every command works on it. Exit 0 when
+    healthy, 1 with findings, 2 when nothing could be imported."""
+    with analysis_store(obj) as store:
+        report, inv = import_and_investigate(obj, paths, boot_time, since, until, last, store)
+    if inv is None:
+        if as_json:
+            emit_json({"schema": 1, "import": report.to_json(), "investigation": None})
+        else:
+            print_files(report)
+            term.echo("nothing with a time could be imported: no investigation", err=True)
+        raise SystemExit(EXIT_USAGE)
+    if as_json:
+        emit_json({"schema": 1, "import": report.to_json(),
+                   "investigation": investigation_json(inv)})
+    else:
+        print_files(report)
+        term.echo("")
+        print_investigation(inv)
+    raise SystemExit(EXIT_FINDINGS if inv.findings else EXIT_OK)
+
+
+def register(cli: click.Group, lab: click.Group) -> None:
+    cli.add_command(analyze)

@@ -1,0 +1,69 @@
+"""`corescope capture`: a window of the store → one bundle of plain, documented files."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import click
+
+from corescope.analysis.correlate import DEFAULT_WINDOW_S
+from corescope.capture.export import collect, write_bundle
+from corescope.evidence.store import StoreEvidence
+from corescope.investigate.model import Window
+from corescope.investigate.window import WindowError, resolve_window
+from corescope.timeparse import format_duration, iso
+from corescope.views import term
+from corescope.views.clitypes import DURATION, CliContext, fail
+from corescope.views.investigation_cli import open_store, window_options
+
+
+@click.command()
+@click.option("--event", "event_id", type=int, default=None,
+              help="Capture around this event: --before it and --after it.")
+@click.option("--before", type=DURATION, default="2m", show_default=True,
+              help="With --event: how much before the event.")
+@click.option("--after", type=DURATION, default="30s", show_default=True,
+              help="With --event: how much after the event.")
+@window_options("1h", "Without --event: how much to capture.")
+@click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), required=True,
+              help="The bundle: .tar.zst, .tar.gz or .tar (written 0600).")
+@click.pass_obj
+def capture(obj: CliContext, event_id: int | None, before: float, after: float,
+            since: float | None, until: float | None, last: float | None,
+            output: Path) -> None:
+    """Write a window of the store as one bundle of plain files (mpstat-compatible JSON,
+    dmesg ISO, the census loop, perf script text, and exact NDJSON beside them, with a
+    manifest), to hand to a colleague or to `corescope analyze` on another machine."""
+    store = open_store(obj)
+    assert store is not None
+    ev = StoreEvidence(store, obj.runner)
+    try:
+        if event_id is not None:
+            e = ev.event(event_id)
+            if e is None:
+                fail(f"no event with id {event_id} in {obj.store_dir}")
+            assert e is not None
+            window = Window(e.time - before, e.time + after)
+        else:
+            try:
+                window = resolve_window(time.time() + 1.0, since=since, until=until,
+                                        last=last, coverage=ev.coverage())
+            except WindowError as exc:
+                fail(str(exc))
+                raise
+        bundle = collect(ev, window, DEFAULT_WINDOW_S)
+        try:
+            size = write_bundle(bundle, output)
+        except OSError as exc:
+            fail(f"cannot write {output}: {exc.strerror or exc}")
+            raise
+    finally:
+        ev.close()
+    term.echo(f"wrote {output} ({size / 1e6:.1f} MB): {iso(window.start)} – {iso(window.end)} "
+              f"({format_duration(window.seconds)}), " + ", ".join(
+                  f"{f.name} {f.records}" for f in bundle.files if f.copy_of is None))
+
+
+def register(cli: click.Group, lab: click.Group) -> None:
+    cli.add_command(capture)
