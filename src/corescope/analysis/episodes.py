@@ -15,12 +15,17 @@ from collections.abc import Sequence
 import numpy as np
 
 from corescope.analysis.usage import mode_pct, usage_of
-from corescope.model.cores import COMPOSITE_MODES, MODES, CoreSample, Episode
+from corescope.model.cores import (
+    COMPOSITE_MODES,
+    DEFAULT_MIN_DURATION,
+    DEFAULT_MODE,
+    DEFAULT_THRESHOLD,
+    MODES,
+    CoreSample,
+    Episode,
+)
 from corescope.model.matrix import CoreMatrix
 
-DEFAULT_THRESHOLD = 90.0
-DEFAULT_MIN_DURATION = 2.0
-DEFAULT_MODE = "kernel"
 EPISODE_MODES = (*COMPOSITE_MODES, *MODES)
 _REPORT_MODES = ("usr", "sys", "irq", "soft", "iowait", "steal", "idle")
 

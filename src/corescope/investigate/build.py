@@ -6,16 +6,7 @@ from collections.abc import Collection
 from dataclasses import dataclass
 
 from corescope.analysis import correlate
-from corescope.analysis.episodes import (
-    DEFAULT_MIN_DURATION,
-    DEFAULT_MODE,
-    DEFAULT_THRESHOLD,
-    coarse_view,
-    covered_spans,
-    find_episodes,
-)
 from corescope.analysis.flame import Profile
-from corescope.analysis.usage import machine_usage, usage_of
 from corescope.evidence.base import Evidence, RestartEvidence
 from corescope.investigate import findings as fnd
 from corescope.investigate.model import (
@@ -31,7 +22,12 @@ from corescope.investigate.statuses import derived_statuses
 from corescope.investigate.zombies import zombie_report
 from corescope.model.cgroups import DEFAULT_THRESHOLDS, Thresholds
 from corescope.model.common import Diagnostic
-from corescope.model.cores import CoreSample
+from corescope.model.cores import (
+    DEFAULT_MIN_DURATION,
+    DEFAULT_MODE,
+    DEFAULT_THRESHOLD,
+    CoreSample,
+)
 from corescope.model.events import KernelEvent
 from corescope.sources import interrupts as irqs
 
@@ -67,7 +63,15 @@ def investigate(ev: Evidence, window: Window, options: Options | None = None,
     coverage = ev.coverage()
     samples_ctx = ev.core_samples(window.start - cw - CONTEXT_S, window.end)
     samples = [s for s in samples_ctx if s.t >= window.start]
-    episodes = find_episodes(samples, p.threshold_pct, p.min_duration_s, p.mode)
+    episodes, ctx_episodes, covered = [], [], []
+    if samples_ctx:
+        # the per-core analysis needs numpy: imported only when there are samples, so a
+        # log-only investigation (`events --file`) starts fast
+        from corescope.analysis.episodes import covered_spans, find_episodes
+
+        episodes = find_episodes(samples, p.threshold_pct, p.min_duration_s, p.mode)
+        ctx_episodes = find_episodes(samples_ctx, p.threshold_pct, p.min_duration_s, p.mode)
+        covered = covered_spans(samples_ctx)
     if opt.focus_event is not None:
         events = [opt.focus_event]
     else:
@@ -75,7 +79,6 @@ def investigate(ev: Evidence, window: Window, options: Options | None = None,
     lost = ev.lost_records(window.start, window.end)
 
     incident_views: list[IncidentView] = []
-    ctx_episodes = find_episodes(samples_ctx, p.threshold_pct, p.min_duration_s, p.mode)
     span = (samples_ctx[0].t - samples_ctx[0].interval_s, samples_ctx[-1].t) \
         if samples_ctx else None
 
@@ -93,7 +96,7 @@ def investigate(ev: Evidence, window: Window, options: Options | None = None,
             res = resolution(samples_ctx, near.cpu, inc.event.time, cw) if near else None
             incident_views.append(IncidentView(inc, tuple(ev.irq_map_at(inc.event.time)), res))
     summary = correlate.summarize(incs, ctx_episodes, span, cw, seed=opt.seed,
-                                  covered=covered_spans(samples_ctx))
+                                  covered=covered)
 
     restarts = ev.restarts(window.start, window.end) if "zombies" in parts \
         else RestartEvidence()
@@ -116,15 +119,15 @@ def investigate(ev: Evidence, window: Window, options: Options | None = None,
     return inv
 
 
-def _kernel_pct(d: tuple[int, ...]) -> float:
-    return usage_of(-1, d).mode_pct("kernel")
-
-
 def resolution(samples: list[CoreSample], cpu: int, t: float, window_s: float) -> Resolution:
     """The same seconds before `t` on `cpu`, at 1 s and as a 30 s / 60 s sampler saw them
     (kernel time = sys + irq + soft, the episode mode), plus the machine-wide view."""
+    from corescope.analysis.episodes import coarse_view
+    from corescope.analysis.usage import machine_usage, usage_of
+
     series = tuple(
-        ResolutionPoint(s.t, _kernel_pct(s.deltas[cpu]), machine_usage(s).mode_pct("kernel"))
+        ResolutionPoint(s.t, usage_of(-1, s.deltas[cpu]).mode_pct("kernel"),
+                        machine_usage(s).mode_pct("kernel"))
         for s in samples if t - window_s < s.t <= t + 0.5 and cpu in s.deltas)
     # the same definition as `cores`: epoch-aligned monitor windows touching these seconds
     c30, m30 = coarse_view(samples, cpu, t - window_s, t, 30.0, "kernel")

@@ -25,6 +25,12 @@ COMPOSITE_MODES: dict[str, tuple[str, ...]] = {
 }
 
 
+# An episode by default: kernel time >= 90% of a core for >= 2 s.
+DEFAULT_THRESHOLD = 90.0
+DEFAULT_MIN_DURATION = 2.0
+DEFAULT_MODE = "kernel"
+
+
 @dataclass(frozen=True)
 class CoreSample:
     """Per-CPU tick deltas over one interval, already clamped (no negative deltas).

@@ -35,6 +35,10 @@ COMMAND_MODULES: tuple[tuple[str, str, str], ...] = (
      "Kernel events: NIC stalls and resets, lockups, RCU stalls, hung tasks, OOM kills."),
     ("report", "corescope.views.cli_events",
      "The incident timeline: each event and the hot-core episodes before it."),
+    ("analyze", "corescope.views.cli_analyze",
+     "Investigate artifacts saved from a node (mpstat, dmesg, perf script, ...)."),
+    ("capture", "corescope.views.cli_capture",
+     "Write a window of the store as one bundle of plain files."),
     ("lab hotcore", "corescope.views.cli_lab_hotcore",
      "Burn system time on one core."),
     ("lab nicreset", "corescope.views.cli_events",
@@ -124,7 +128,8 @@ def cli(ctx: click.Context, root: Path | None, store_dir: Path | None) -> None:
     from corescope.views.clitypes import CliContext
 
     ctx.obj = CliContext(
-        root=Root.of(root), store_dir=store_dir or default_store_dir(), runner=Runner()
+        root=Root.of(root), store_dir=store_dir or default_store_dir(), runner=Runner(),
+        store_given=store_dir is not None,
     )
 
 

@@ -22,8 +22,16 @@ from corescope.store.meta import ORIGIN, get_meta, set_meta
 from corescope.store.series import time_span
 from corescope.timeparse import format_duration, iso
 from corescope.views import term
-from corescope.views.clitypes import EXIT_FINDINGS, EXIT_OK, EXIT_USAGE, CliContext, emit_json, fail
-from corescope.views.investigation_cli import UNTIL, window_options
+from corescope.views.clitypes import (
+    EXIT_FINDINGS,
+    EXIT_OK,
+    EXIT_USAGE,
+    UNTIL,
+    CliContext,
+    emit_json,
+    fail,
+    window_options,
+)
 
 
 @contextmanager

@@ -14,8 +14,13 @@ from corescope.investigate.model import Window
 from corescope.investigate.window import WindowError, resolve_window
 from corescope.timeparse import format_duration, iso
 from corescope.views import term
-from corescope.views.clitypes import DURATION, CliContext, fail
-from corescope.views.investigation_cli import open_store, window_options
+from corescope.views.clitypes import (
+    DURATION,
+    CliContext,
+    fail,
+    window_options,
+)
+from corescope.views.investigation_cli import open_store
 
 
 @click.command()

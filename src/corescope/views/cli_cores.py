@@ -20,8 +20,9 @@ from corescope.views.clitypes import (
     EXIT_OK,
     CliContext,
     emit_json,
+    window_options,
 )
-from corescope.views.investigation_cli import store_investigation, window_options
+from corescope.views.investigation_cli import store_investigation
 
 
 def episode_options(f):  # type: ignore[no-untyped-def]

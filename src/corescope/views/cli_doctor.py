@@ -16,11 +16,13 @@ from corescope.views.clitypes import (
     DURATION,
     EXIT_FINDINGS,
     EXIT_OK,
+    SINCE,
+    UNTIL,
     CliContext,
     emit_json,
     fail,
 )
-from corescope.views.investigation_cli import SINCE, UNTIL, node_evidence
+from corescope.views.investigation_cli import node_evidence
 
 
 @click.command()

@@ -18,7 +18,6 @@ from corescope.model.events import KINDS, KernelEvent
 from corescope.render.json_contract import events_json, report_json, visible_events
 from corescope.render.text import print_events, print_timeline
 from corescope.sources.kmsg import anchor_clock, parse_saved_log
-from corescope.store import events as store_events
 from corescope.views import term
 from corescope.views.clitypes import (
     DURATION,
@@ -28,8 +27,8 @@ from corescope.views.clitypes import (
     emit_json,
     fail,
     require_lab_consent,
+    window_options,
 )
-from corescope.views.investigation_cli import open_store, store_investigation, window_options
 
 
 def events_from_file(path: Path) -> tuple[list[KernelEvent], list[str], str]:
@@ -79,6 +78,8 @@ def events(obj: CliContext, since: float | None, until: float | None, last: floa
         inv = investigate(ev, window, parts=())
         extra = {"source": str(file_), "clock": clock, "diagnostics": diags}
     else:
+        from corescope.views.investigation_cli import store_investigation
+
         inv = store_investigation(obj, since, until, last, 3600.0, parts=(),
                                   hint="or use --file")
     shown = visible_events(inv, kinds, show_all)
@@ -102,6 +103,10 @@ def report(obj: CliContext, event_id: int | None, since: float | None, until: fl
     map, and the same seconds at 1 s, 30 s and 60 s resolution.
 
     Exit 0 when no incident is found, 1 when there are incidents."""
+    # the store and the per-core analysis (numpy) load here, not for `events --file`
+    from corescope.store import events as store_events
+    from corescope.views.investigation_cli import open_store, store_investigation
+
     opts = Options(correlation_window_s=window)
     if event_id is not None:
         store = open_store(obj)

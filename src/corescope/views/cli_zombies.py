@@ -32,8 +32,9 @@ from corescope.views.clitypes import (
     emit_json,
     fail,
     require_lab_consent,
+    window_options,
 )
-from corescope.views.investigation_cli import node_evidence, open_store, window_options
+from corescope.views.investigation_cli import node_evidence, open_store
 
 DEFAULT_WINDOW_S = 24 * 3600.0
 

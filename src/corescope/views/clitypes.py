@@ -16,7 +16,7 @@ import click
 from corescope.rootfs import Root
 from corescope.runner import Runner
 from corescope.store.db import Store, StoreError
-from corescope.timeparse import TimeParseError, parse_duration, parse_instant
+from corescope.timeparse import TimeParseError, parse_duration, parse_instant, parse_since
 
 EXIT_OK = 0
 EXIT_FINDINGS = 1
@@ -28,6 +28,7 @@ class CliContext:
     root: Root
     store_dir: Path
     runner: Runner
+    store_given: bool = False  # --store was written (analyze keeps its import only then)
 
 
 class TimeValue(click.ParamType):
@@ -71,6 +72,28 @@ class ByteSize(click.ParamType):
 DURATION = TimeValue("duration", parse_duration)  # 90, 90s, 2m, 12h → seconds
 INSTANT = TimeValue("time", parse_instant)  # epoch, ISO 8601, now, 90s ago → epoch seconds
 BYTES = ByteSize()
+
+
+SINCE = TimeValue("time", parse_since)
+UNTIL = TimeValue("time", parse_instant)
+
+
+def window_options(default_last: str, last_help: str = "How far back to look.",
+                   ) -> Callable[[Any], Any]:
+    """--since T, --until T (epoch, ISO 8601 in local time without an offset, `90s ago`;
+    --since also takes a plain duration meaning that long ago) and --last D."""
+    def deco(f: Any) -> Any:
+        f = click.option("--last", type=DURATION, default=None,
+                         help=f"{last_help} Counts back from --until or now; on a record that "
+                         f"ended earlier, from its end. [default: {default_last}]")(f)
+        f = click.option("--until", type=UNTIL, default=None,
+                         help="Window end: epoch, ISO 8601 (local time without an offset), "
+                         "or '90s ago'. [default: now]")(f)
+        f = click.option("--since", type=SINCE, default=None,
+                         help="Window start: epoch, ISO 8601, '90s ago', or a duration "
+                         "meaning that long ago (1h).")(f)
+        return f
+    return deco
 
 
 def emit_json(data: Any) -> None:

@@ -1,13 +1,10 @@
-"""What every investigating command shares: the window options (--since/--until/--last),
-choosing the evidence once, and building the Investigation."""
+"""What every investigating command shares: choosing the evidence once and building the
+Investigation (the window options live in clitypes)."""
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Collection
-from typing import Any
-
-import click
+from collections.abc import Collection
 
 from corescope.evidence.base import Evidence
 from corescope.evidence.live import LiveEvidence
@@ -19,29 +16,7 @@ from corescope.investigate.window import WindowError, resolve_window
 from corescope.model.common import SensorStatus
 from corescope.store.db import DB_NAME, Store, StoreError
 from corescope.store.meta import is_analyzed
-from corescope.timeparse import parse_instant, parse_since
-from corescope.views.clitypes import DURATION, CliContext, TimeValue, fail
-
-SINCE = TimeValue("time", parse_since)
-UNTIL = TimeValue("time", parse_instant)
-
-
-def window_options(default_last: str, last_help: str = "How far back to look.",
-                   ) -> Callable[[Any], Any]:
-    """--since T, --until T (epoch, ISO 8601 in local time without an offset, `90s ago`;
-    --since also takes a plain duration meaning that long ago) and --last D."""
-    def deco(f: Any) -> Any:
-        f = click.option("--last", type=DURATION, default=None,
-                         help=f"{last_help} Counts back from --until or now; on a record that "
-                         f"ended earlier, from its end. [default: {default_last}]")(f)
-        f = click.option("--until", type=UNTIL, default=None,
-                         help="Window end: epoch, ISO 8601 (local time without an offset), "
-                         "or '90s ago'. [default: now]")(f)
-        f = click.option("--since", type=SINCE, default=None,
-                         help="Window start: epoch, ISO 8601, '90s ago', or a duration "
-                         "meaning that long ago (1h).")(f)
-        return f
-    return deco
+from corescope.views.clitypes import CliContext, fail
 
 
 def open_store(obj: CliContext, hint: str = "", required: bool = True) -> Store | None:
