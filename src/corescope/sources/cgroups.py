@@ -148,7 +148,7 @@ def parse_proc_cgroups(text: str | bytes, source: str = "/proc/cgroups"
         if not line.strip() or line.startswith("#"):
             continue
         parts = line.split()
-        if len(parts) < 4 or not all(p.isdigit() for p in parts[1:4]):
+        if len(parts) < 4 or not all(p.isdecimal() for p in parts[1:4]):
             diags.append(Diagnostic(source, f"unreadable row: {line[:80]!r}", lineno))
             continue
         name = parts[0]

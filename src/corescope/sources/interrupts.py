@@ -40,7 +40,7 @@ def parse_proc_interrupts(text: str, source: str = "/proc/interrupts") -> Interr
     start = 0
     for i, line in enumerate(lines):
         toks = line.split()
-        if toks and all(t.startswith("CPU") and t[3:].isdigit() for t in toks):
+        if toks and all(t.startswith("CPU") and t[3:].isdecimal() for t in toks):
             cpus = [int(t[3:]) for t in toks]
             start = i + 1
             break
@@ -50,12 +50,12 @@ def parse_proc_interrupts(text: str, source: str = "/proc/interrupts") -> Interr
     for lineno, line in enumerate(lines[start:], start + 1):
         head, sep, rest = line.partition(":")
         head = head.strip()
-        if not sep or not head.isdigit():
+        if not sep or not head.isdecimal():
             continue
         toks = rest.split()
         counts: dict[int, int] = {}
         k = 0
-        while k < len(toks) and k < len(cpus) and toks[k].isdigit():
+        while k < len(toks) and k < len(cpus) and toks[k].isdecimal():
             counts[cpus[k]] = int(toks[k])
             k += 1
         if k < len(cpus) and k < len(toks):
@@ -201,14 +201,14 @@ def parse_softirqs(text: str, source: str = "/proc/softirqs"
     for i, line in enumerate(lines):
         toks = line.split()
         if not cpus:
-            if toks and all(t.startswith("CPU") and t[3:].isdigit() for t in toks):
+            if toks and all(t.startswith("CPU") and t[3:].isdecimal() for t in toks):
                 cpus = [int(t[3:]) for t in toks]
             continue
         if len(toks) < 2 or not toks[0].endswith(":"):
             continue
         vals: dict[int, int] = {}
         for cpu, t in zip(cpus, toks[1:], strict=False):
-            if not t.isdigit():
+            if not t.isdecimal():
                 diags.append(Diagnostic(source, f"bad count in {toks[0]}", i + 1))
                 break
             vals[cpu] = int(t)

@@ -122,7 +122,7 @@ def read_sys(root: Root, iface: str) -> tuple[dict[str, int], dict[int, int]]:
     qdir = root.path(f"/sys/class/net/{iface}/queues")
     try:
         for q in os.listdir(qdir):
-            if q.startswith("tx-") and q[3:].isdigit():
+            if q.startswith("tx-") and q[3:].isdecimal():
                 v = _read_int(qdir / q / "tx_timeout")
                 if v is not None:
                     timeouts[int(q[3:])] = v
