@@ -12,6 +12,7 @@ Kinds (`KIND_MODULES`, in detection order; the first module whose `sniff` claims
 | `census_loop` | `census_loop`, `proc_cgroups` |
 | `units` | `systemctl_show`, `journal_json`, `crictl_json`, `docker_ps`, `docker_inspect` |
 | `perf_detect` | `perf_script`, `folded` (recognised; imported by a plug-in, see below) |
+| `anchors` | `uptime_since` (`uptime -s`), `uptime_pair` (`date; cat /proc/uptime`): boot times |
 | `kernel_log` | `kernel_log` (dmesg plain/-r/-x/-T/iso, kern.log, a /dev/kmsg dump) |
 
 Plug-in contract (how a new format joins)
@@ -49,6 +50,7 @@ KIND_MODULES: tuple[str, ...] = (
     "corescope.sources.artifacts.procstat_loop",
     "corescope.sources.artifacts.units",
     "corescope.sources.artifacts.perf_detect",
+    "corescope.sources.artifacts.anchors",
     "corescope.sources.artifacts.kernel_log",
 )
 
