@@ -171,8 +171,9 @@ def test_incident_folder_imports_and_reads_like_a_recording(tmp_path: Path) -> N
     assert len(rows) == len(rep.files)
 
     s = str(store_dir)
-    cores = json.loads(run_cli("--store", s, "cores", "--json", "--last", "1h",
-                               check=True).stdout)
+    proc = run_cli("--store", s, "cores", "--json", "--last", "1h")
+    assert proc.returncode in (0, 1), proc.stderr  # 1: the episode is a finding
+    cores = json.loads(proc.stdout)
     assert cores["samples"] >= 60 and len(cores["cpus"]) == NCPU
     eps = [e for e in cores["episodes"] if e["cpu"] == HOT]
     assert len(eps) == 1 and abs(eps[0]["end"] - sc["hot_end"]) <= 1.0
