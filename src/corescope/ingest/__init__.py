@@ -34,7 +34,9 @@ from corescope.timeparse import iso
 __all__ = ["FileReport", "IngestReport", "Limits", "import_paths"]
 
 # Which per-core source wins where two cover the same seconds: exact counters first.
-_SAMPLE_PRIORITY = {"proc_stat": 0, "sadf_json": 1, "mpstat_json": 2, "mpstat_text": 3}
+# A capture bundle's exact files go first of all, so its human-readable copies are duplicates.
+_SAMPLE_PRIORITY = {"corescope_native": -1, "proc_stat": 0, "sadf_json": 1, "mpstat_json": 2,
+                    "mpstat_text": 3}
 # Boot-time anchors closer than this agree (btime and dmesg -T are whole seconds).
 _AGREE_S = 2.0
 
@@ -159,6 +161,25 @@ def _status(records: int, diags: list[Diagnostic], unanchored: bool, anchors: bo
     return "partial" if diags else "imported"
 
 
+def _skip_bundle_copies(entries: list[tuple[Parsed | None, FileReport, Artifact]],
+                        hashes: dict[int, str]) -> None:
+    """A capture bundle carries human-readable copies (mpstat JSON, dmesg) beside its exact
+    files; its manifest names them by SHA-256, and each fact is imported once."""
+    from corescope.sources.artifacts.native import Manifest
+
+    copies: dict[str, str] = {}
+    for p, _, _ in entries:
+        if p is not None and isinstance(p.extra, Manifest):
+            copies.update(p.extra.copies)
+    if not copies:
+        return
+    for i, (p, rep, a) in enumerate(entries):
+        of = copies.get(hashes.get(id(rep), ""))
+        if p is not None and of is not None:
+            rep.reason = f"a human-readable copy of {of} (bundle manifest): read from there"
+            entries[i] = (None, rep, a)
+
+
 def import_paths(paths: Sequence[str | Path], store: Store, *, boot_time: float | None = None,
                  limits: Limits | None = None, reimport: bool = False,
                  now: float | None = None) -> IngestReport:
@@ -184,6 +205,7 @@ def import_paths(paths: Sequence[str | Path], store: Store, *, boot_time: float 
                 seen_hashes[digest] = a.label
         a.data = None  # parsed: the bytes are no longer needed
         entries.append((parsed, rep, a))
+    _skip_bundle_copies(entries, hashes)
 
     parsed_all = [p for p, _, _ in entries if p is not None]
     boot, how = _settle_boot(boot_time, parsed_all, notes)

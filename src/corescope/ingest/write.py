@@ -32,7 +32,10 @@ from corescope.store.series import SeriesWriter
 
 # Plug-in writers for kinds whose parser returns its own payload in Parsed.extra:
 # kind -> "module:function", function(parsed, store, ctx) -> Written.
-EXTRA_WRITERS: dict[str, str] = {}
+EXTRA_WRITERS: dict[str, str] = {
+    "corescope_native": "corescope.ingest.native_write:write_native",
+    "corescope_manifest": "corescope.ingest.native_write:write_native",
+}
 
 
 @dataclass

@@ -6,6 +6,7 @@ Kinds (`KIND_MODULES`, in detection order; the first module whose `sniff` claims
 
 | module | kinds |
 | --- | --- |
+| `native` | `corescope_native`, `corescope_manifest` (a `corescope capture` bundle) |
 | `sysstat` | `mpstat_json` (sysstat 11 and 12), `sadf_json`, `mpstat_text` |
 | `procstat_loop` | `proc_stat` (one `/proc/stat` or a `date; cat /proc/stat` loop) |
 | `interrupts_loop` | `proc_interrupts` (one `/proc/interrupts` or a dated loop) |
@@ -44,6 +45,7 @@ Plug-in contract (how a new format joins)
 from __future__ import annotations
 
 KIND_MODULES: tuple[str, ...] = (
+    "corescope.sources.artifacts.native",
     "corescope.sources.artifacts.sysstat",
     "corescope.sources.artifacts.census_loop",
     "corescope.sources.artifacts.interrupts_loop",
