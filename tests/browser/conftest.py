@@ -86,7 +86,7 @@ def visit(browser: Any) -> Iterator[Any]:
     context = browser.new_context(viewport={"width": 1280, "height": 800})
     visits: list[Visit] = []
 
-    def open_(url: str, wait: str = "load") -> Visit:
+    def open_(url: str, wait: str = "load", timeout_s: float = 30.0) -> Visit:
         page = context.new_page()
         v = Visit(page)
         page.on("console", lambda m: m.type == "error" and v.console_errors.append(m.text))
@@ -106,7 +106,7 @@ def visit(browser: Any) -> Iterator[Any]:
                 r.abort()
 
         page.route("**/*", route)
-        page.goto(url, wait_until=wait)
+        page.goto(url, wait_until=wait, timeout=timeout_s * 1000)
         visits.append(v)
         return v
 
@@ -114,3 +114,29 @@ def visit(browser: Any) -> Iterator[Any]:
         yield open_
     finally:
         context.close()
+
+
+@dataclass
+class Generated:
+    """The public corpus's 96-CPU zombie-chain hour, imported, investigated, as a page."""
+
+    hour: Any
+    model: dict[str, Any]
+    html: Path
+
+    @property
+    def expected(self) -> dict[str, Any]:
+        return self.hour.expected
+
+
+@pytest.fixture(scope="session")
+def generated(tmp_path_factory: pytest.TempPathFactory) -> Generated:
+    from corescope.render.html_report import render
+    from scenario_pages import generated_hour, page_of
+
+    tmp = tmp_path_factory.mktemp("generated")
+    hour = generated_hour(tmp)
+    model = page_of(hour)
+    html = tmp / "report.html"
+    html.write_text(render(model))
+    return Generated(hour, model, html)

@@ -39,6 +39,8 @@ COMMAND_MODULES: tuple[tuple[str, str, str], ...] = (
      "Investigate artifacts saved from a node (mpstat, dmesg, perf script, ...)."),
     ("capture", "corescope.views.cli_capture",
      "Write a window of the store as one bundle of plain files."),
+    ("serve", "corescope.views.cli_serve",
+     "The report pages live over the store in a browser, with FlameScope's rewind."),
     ("lab hotcore", "corescope.views.cli_lab_hotcore",
      "Burn system time on one core."),
     ("lab nicreset", "corescope.views.cli_events",

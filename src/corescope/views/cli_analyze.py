@@ -18,7 +18,7 @@ from corescope.investigate.window import WindowError, resolve_window
 from corescope.render.json_contract import investigation_json
 from corescope.render.text import print_investigation
 from corescope.store.db import Store, StoreError
-from corescope.store.meta import ORIGIN, capture_window, get_meta, set_meta
+from corescope.store.meta import ORIGIN, get_meta, set_meta
 from corescope.store.series import time_span
 from corescope.timeparse import format_duration, iso
 from corescope.views import term
@@ -80,10 +80,8 @@ def import_and_investigate(obj: CliContext, paths: tuple[Path, ...], boot_time: 
     span = cov.record_span
     assert span is not None
     try:
-        if since is None and until is None and last is None:
-            # a capture bundle: its own window; else everything imported
-            lo, hi = capture_window(store) or (span.start, cov.end)
-            window = resolve_window(time.time(), since=lo, until=hi)
+        if since is None and until is None and last is None:  # everything imported
+            window = resolve_window(time.time(), since=span.start, until=cov.end)
         else:
             window = resolve_window(time.time(), since=since, until=until, last=last,
                                     coverage=cov)
@@ -117,10 +115,13 @@ def print_files(report: Any) -> None:
               "timestamps (dmesg, perf's default clock) when no artifact says.")
 @window_options("all", "Only this much of the imported record, counted back from its end.")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+@click.option("--html", "html_out", type=click.Path(dir_okay=False, path_type=Path),
+              default=None, metavar="FILE",
+              help="Also write the incident page (as `report --html`) to FILE.")
 @click.pass_obj
 def analyze(obj: CliContext, paths: tuple[Path, ...], boot_time: float | None,
             since: float | None, until: float | None, last: float | None,
-            as_json: bool) -> None:
+            as_json: bool, html_out: Path | None) -> None:
     """Investigate artifacts saved from a node: mpstat / sadf JSON or text, /proc/stat and
     /proc/interrupts loops, dmesg and journal exports, perf script chunks, census loops,
     systemctl / crictl / docker dumps, or a `corescope capture` bundle. PATH is a file, a
@@ -131,6 +132,11 @@ def analyze(obj: CliContext, paths: tuple[Path, ...], boot_time: float | None,
     healthy, 1 with findings, 2 when nothing could be imported."""
     with analysis_store(obj) as store:
         report, inv = import_and_investigate(obj, paths, boot_time, since, until, last, store)
+        if inv is not None and html_out is not None:
+            from corescope.views.report_pages import write_html_report
+
+            size = write_html_report(StoreEvidence(store, obj.runner), inv, html_out)
+            term.echo(f"corescope: wrote {html_out} ({size / 1e6:.2f} MB)", err=True)
     if inv is None:
         if as_json:
             emit_json({"schema": 1, "import": report.to_json(), "investigation": None})

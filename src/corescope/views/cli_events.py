@@ -96,9 +96,14 @@ def events(obj: CliContext, since: float | None, until: float | None, last: floa
 @click.option("--window", type=DURATION, default=f"{DEFAULT_WINDOW_S:g}s", show_default=True,
               help="How far before each event to look for hot-core episodes.")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+@click.option("--html", "as_html", is_flag=True,
+              help="Write the incident page: one self-contained offline HTML file (-o).")
+@click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="The file --html writes.")
 @click.pass_obj
 def report(obj: CliContext, event_id: int | None, since: float | None, until: float | None,
-           last: float | None, window: float, as_json: bool) -> None:
+           last: float | None, window: float, as_json: bool, as_html: bool,
+           output: Path | None) -> None:
     """The incident timeline: each event, the hot-core episodes before it, the NIC interrupt
     map, and the same seconds at 1 s, 30 s and 60 s resolution.
 
@@ -118,6 +123,16 @@ def report(obj: CliContext, event_id: int | None, since: float | None, until: fl
         assert ev is not None
         opts = Options(correlation_window_s=window, focus_event=ev)
         since, until, last = ev.time - window, ev.time + 1, None
+    if as_html:
+        if output is None or as_json:
+            fail("--html writes a file: give -o FILE (and no --json)")
+        from corescope.views.report_pages import store_html_report
+
+        assert output is not None
+        inv = store_html_report(obj, since, until, last, opts, output)
+        raise SystemExit(EXIT_FINDINGS if inv.incidents else EXIT_OK)
+    if output is not None:
+        fail("-o goes with --html")
     inv = store_investigation(obj, since, until, last, 3600.0, options=opts,
                               parts=("incidents",))
     if as_json:

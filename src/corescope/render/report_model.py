@@ -1,0 +1,314 @@
+"""The data the incident page draws, laid out from an Investigation (issue 8's one picture)
+and, when given, a diagnosis (issue 9's verdict, chain and hypotheses).
+
+Nothing here decides anything about the incident: it rounds, packs and bounds what the
+Investigation found so that one HTML file can carry a 96-CPU hour. Two things are read
+from the evidence besides the Investigation itself, because a page needs pictures the
+investigation does not: the flame graphs a click opens (per incident, per minute of each
+hot CPU, and the baseline) and the zombie census series for the trend.
+
+Size bounds (a 96-CPU hour stays under 5 MB): the heatmap is one byte per core-second,
+base64; every flame graph is cut to its heaviest `max_nodes` frames."""
+
+from __future__ import annotations
+
+import base64
+import math
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from corescope.analysis.flame import Profile, diff_folded
+from corescope.model.cores import COMPOSITE_MODES, FIELDS, MODES
+from corescope.model.matrix import CoreMatrix
+from corescope.render.flamedata import flame_data
+
+NO_DATA = 255  # heatmap byte for "no sample this second"
+PAGE_SCHEMA = 1
+
+
+@dataclass(frozen=True)
+class Limits:
+    incident_flames: int = 8  # incidents that get their own "before" flame (and a diff)
+    hot_cpus: int = 2  # CPUs that get one flame per minute of the window
+    column_s: float = 60.0  # the per-CPU flame columns
+    before_s: float = 120.0  # the rewind before an incident
+    hot_core_s: float = 180.0  # the hot-core chart: this long before the first incident
+    baseline_gap_s: float = 600.0  # the baseline ends this long before the rewind starts
+    max_nodes: int = 1500  # per incident flame
+    column_nodes: int = 400  # per per-minute flame
+    max_events: int = 2000  # markers and list rows
+
+
+def _r(x: float | None, n: int = 1) -> float | None:
+    if x is None or not math.isfinite(x):
+        return None
+    return round(x, n)
+
+
+# ─── heatmap ────────────────────────────────────────────────────────────────────────────
+
+_F = {f: i for i, f in enumerate(FIELDS)}
+
+
+_INTERVAL = [_F[f] for f in ("user", "nice", "system", "iowait", "idle", "steal", "irq",
+                              "softirq")]  # sysstat's interval: guest is inside user
+
+
+def _mode_columns(mode: str) -> list[int]:
+    """Indices into FIELDS whose ticks make up `mode` (sysstat: usr excludes guest)."""
+    names = COMPOSITE_MODES.get(mode, (mode,))
+    by_mode = {"usr": "user", "nice": "nice", "sys": "system", "iowait": "iowait",
+               "irq": "irq", "soft": "softirq", "steal": "steal", "guest": "guest",
+               "gnice": "guest_nice", "idle": "idle"}
+    return [_F[by_mode[m]] for m in names if m in MODES]
+
+
+def heatmap(samples: Sequence[Any], cpus: list[int], mode: str, start: float,
+            end: float) -> dict[str, Any]:
+    """cores × seconds of `mode` %, one byte per cell (NO_DATA where a CPU has no sample),
+    plus the machine-average row (sum of counters, as mpstat's `all`). Vectorised over the
+    CoreMatrix of the samples: a 96-CPU hour is one numpy pass."""
+    m = samples if isinstance(samples, CoreMatrix) else CoreMatrix.from_samples(samples)
+    step = float(np.median(m.interval_s)) if len(m) else 1.0
+    step = step if step > 0 else 1.0
+    t0 = math.floor(start)
+    ncol = max(1, math.ceil((end - t0) / step))
+    grid = np.full((len(cpus), ncol), NO_DATA, dtype=np.uint8)
+    machine = np.full(ncol, NO_DATA, dtype=np.uint8)
+    if len(m):
+        ticks = m.ticks.astype(np.float64)
+        part = ticks[..., _mode_columns(mode)].sum(axis=-1)
+        if "usr" in COMPOSITE_MODES.get(mode, (mode,)):  # %usr excludes guest
+            part -= np.minimum(ticks[..., _F["user"]], ticks[..., _F["guest"]])
+        itv = ticks[..., _INTERVAL].sum(axis=-1)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            pct = np.where(itv > 0, 100.0 * part / itv, 0.0)
+            mpct = np.where(itv.sum(axis=1) > 0,
+                            100.0 * part.sum(axis=1) / itv.sum(axis=1), 0.0)
+        col = np.floor((m.t - m.interval_s / 2 - t0) / step).astype(np.int64)
+        ok = (col >= 0) & (col < ncol)
+        cells = np.clip(np.rint(pct), 0, 100).astype(np.uint8)
+        row_of = {c: i for i, c in enumerate(cpus)}
+        for j, c in enumerate(m.cpus.tolist()):
+            r = row_of.get(c)
+            if r is None:
+                continue
+            sel = ok & m.present[:, j]
+            grid[r, col[sel]] = cells[sel, j]
+        machine[col[ok]] = np.clip(np.rint(mpct[ok]), 0, 100).astype(np.uint8)
+    return {"start": t0, "step_s": step, "columns": ncol, "cpus": cpus, "mode": mode,
+            "cells": base64.b64encode(grid.tobytes()).decode(),
+            "machine": base64.b64encode(machine.tobytes()).decode(), "no_data": NO_DATA,
+            "_grid": grid, "_machine": machine}
+
+
+# ─── flames ─────────────────────────────────────────────────────────────────────────────
+
+StacksFn = Callable[[float, float, int | None], Iterable[tuple[Any, float]]]
+
+
+def profile_of(stacks: StacksFn, lo: float, hi: float, cpu: int) -> Profile:
+    prof = Profile()
+    for sample, _wall in stacks(lo, hi, cpu):
+        prof.add(sample)
+    return prof
+
+
+def baseline_of(stacks: StacksFn, cpu: int, lo: float, hi: float, gap: float
+              ) -> tuple[Profile | None, str]:
+    """The window's baseline, as `flame --diff auto` takes it: same length ending `gap`
+    before; when the evidence does not reach back that far, the stretch just before."""
+    length = hi - lo
+    for b_hi, note in ((lo - gap, f"same length, ending {gap:g} s before"),
+                       (lo, "the same length just before (nothing recorded earlier)")):
+        base = profile_of(stacks, b_hi - length, b_hi, cpu)
+        if base.samples:
+            return base, note
+    return None, "no profile before the window"
+
+
+def flame_entry(fid: str, kind: str, cpu: int, lo: float, hi: float, prof: Profile,
+           max_nodes: int, baseline: Profile | None = None, note: str = "",
+           **extra: Any) -> dict[str, Any]:
+    out: dict[str, Any] = {"id": fid, "kind": kind, "cpu": cpu, "start": _r(lo, 3),
+                           "end": _r(hi, 3), "samples": prof.samples,
+                           "busy": prof.busy_samples,
+                           "data": flame_data(prof.folded(), max_nodes=max_nodes), **extra}
+    if baseline is not None:
+        out["diff"] = flame_data(diff_folded(prof, baseline), diff=True, max_nodes=max_nodes)
+        out["baseline"] = {"samples": baseline.samples, "note": note}
+    return out
+
+
+def _column_flames(stacks: StacksFn, cpu: int, start: float, end: float, col_s: float,
+                   max_nodes: int) -> list[dict[str, Any]]:
+    """One flame per `col_s` column of `cpu`, from one pass over its stacks."""
+    t0 = math.floor(start / col_s) * col_s
+    cols: dict[int, Profile] = {}
+    for sample, wall in stacks(start, end, cpu):
+        k = int((wall - t0) // col_s)
+        prof = cols.get(k)
+        if prof is None:
+            prof = cols[k] = Profile()
+        prof.add(sample)
+    return [flame_entry(f"cpu{cpu}-col{k}", "column", cpu, t0 + k * col_s, t0 + (k + 1) * col_s,
+                   prof, max_nodes)
+            for k, prof in sorted(cols.items()) if prof.busy_samples]
+
+
+# ─── the page ───────────────────────────────────────────────────────────────────────────
+
+def _event(e: Any) -> dict[str, Any]:
+    return {"id": e.id, "t": _r(e.time, 3), "kind": e.kind, "driver": e.driver,
+            "device": e.device, "iface": e.iface, "queue": e.queue, "lab": e.lab,
+            "incident": e.is_incident,
+            "raw": e.raw[:500]}
+
+
+def _grid_row(hm: dict[str, Any], grid: np.ndarray, cpu: int) -> np.ndarray | None:
+    try:
+        return grid[hm["cpus"].index(cpu)]
+    except ValueError:
+        return None
+
+
+def _series(hm: dict[str, Any], row: np.ndarray, lo: float, hi: float) -> list[list[float]]:
+    t0, step = hm["start"], hm["step_s"]
+    a, b = max(0, int((lo - t0) // step)), min(len(row), int((hi - t0) // step) + 1)
+    return [[round(t0 + (i + 1) * step, 3), int(row[i])] for i in range(a, b)
+            if row[i] != NO_DATA]
+
+
+def _coarse(hm: dict[str, Any], row: np.ndarray, lo: float, hi: float,
+            width: float) -> list[list[float]]:
+    """What an epoch-aligned `width` sampler showed: [bucket start, mean of its seconds]
+    for every bucket touching [lo, hi], over the whole bucket (as `cores` computes it)."""
+    t0, step = hm["start"], hm["step_s"]
+    out = []
+    k = math.floor(lo / width) * width
+    while k < hi:
+        a, b = max(0, int((k - t0) // step)), min(len(row), int((k + width - t0) // step))
+        vals = row[a:b]
+        vals = vals[vals != NO_DATA]
+        if len(vals):
+            out.append([k, round(float(vals.mean()), 1)])
+        k += width
+    return out
+
+
+def _hot_core(view: Any, hm: dict[str, Any], grid: np.ndarray, machine: np.ndarray,
+              before_s: float) -> dict[str, Any] | None:
+    """The hot core around an incident: its 1 s series for `before_s` before the event, the
+    30 s and 60 s samplers' view of the same seconds, and the machine average."""
+    res = view.resolution
+    if res is None or not res.series_1s:
+        return None
+    row = _grid_row(hm, grid, res.cpu)
+    if row is None:
+        return None
+    t = view.incident.event.time
+    lo, hi = t - before_s, t + 5
+    return {"cpu": res.cpu, "event_id": view.incident.event.id, "event_t": _r(t, 3),
+            "start": _r(lo, 3), "end": _r(hi, 3),
+            "series_1s": _series(hm, row, lo, hi), "machine_1s": _series(hm, machine, lo, hi),
+            "series_30s": _coarse(hm, row, lo, hi, 30.0),
+            "series_60s": _coarse(hm, row, lo, hi, 60.0),
+            "peak_1s_pct": _r(res.peak_1s_pct), "at_30s_pct": _r(res.at_30s_pct),
+            "at_60s_pct": _r(res.at_60s_pct), "machine_peak_1s_pct": _r(res.machine_peak_1s_pct),
+            "machine_at_30s_pct": _r(res.machine_at_30s_pct),
+            "machine_at_60s_pct": _r(res.machine_at_60s_pct)}
+
+
+def _incident(view: Any) -> dict[str, Any]:
+    inc = view.incident
+    return {"event": _event(inc.event),
+            "preceding": [{"cpu": p.cpu, "start": _r(p.start, 3), "end": _r(p.end, 3),
+                           "lead_s": _r(p.lead_s, 2), "serves_queue": p.serves_queue,
+                           "peak_pct": _r(p.peak_pct)} for p in inc.preceding],
+            "related": len(inc.related),
+            "nearest_cpu": inc.nearest.cpu if inc.nearest is not None else None,
+            "interrupt_map": [q.to_json() for q in view.interrupt_map]}
+
+
+def _zombies(inv: Any, censuses: list[Any]) -> dict[str, Any] | None:
+    z = inv.zombies
+    if z is None:
+        return None
+    j = z.to_json()
+    trend = [[_r(c.t, 1), c.dying] for c in censuses if c.dying is not None]
+    g = j.get("growth", {})
+    return {"memory": j.get("memory"), "growth": g, "locations": j.get("locations", [])[:20],
+            "location_basis": j.get("location_basis", ""),
+            "suspects": j.get("suspects", [])[:10], "trend": trend[-2000:],
+            "layout": j.get("layout")}
+
+
+def build(inv: Any, *, stacks: StacksFn | None = None, censuses: list[Any] | None = None,
+          diagnosis: dict[str, Any] | None = None, title: str = "corescope incident report",
+          generated: float | None = None, limits: Limits = Limits()) -> dict[str, Any]:
+    """The page data. `inv` is an Investigation; `stacks(t0, t1, cpu)` yields (sample, wall
+    time) from the same evidence (None: no flame graphs beyond the Investigation's own);
+    `censuses` the census rows of the window (the zombie trend); `diagnosis` the
+    `diagnose --json` dict when there is one."""
+    L = limits
+    hm = heatmap(inv.samples, list(inv.cpus), inv.params.mode, inv.window.start,
+                 inv.window.end)
+    grid, machine = hm.pop("_grid"), hm.pop("_machine")
+    # every incident line first, then the other lines up to the budget, in time order
+    incs = [e for e in inv.events if e.is_incident][: L.max_events]
+    rest = [e for e in inv.events if not e.is_incident][: L.max_events - len(incs)]
+    events = [_event(e) for e in sorted(incs + rest, key=lambda e: e.time)]
+    incidents = [_incident(v) for v in inv.incidents]
+    hot = next((h for h in (_hot_core(v, hm, grid, machine, L.hot_core_s)
+                            for v in inv.incidents) if h), None)
+
+    flames: list[dict[str, Any]] = []
+    # the Investigation's own "before each incident" profiles, with a diff when we can read
+    # a baseline from the same evidence
+    for hp in inv.profiles[: L.incident_flames]:
+        base = None
+        note = ""
+        if stacks is not None:
+            base, note = baseline_of(stacks, hp.cpu, hp.start, hp.end, L.baseline_gap_s)
+        flames.append(flame_entry(f"inc{hp.event_id}-cpu{hp.cpu}", "incident", hp.cpu, hp.start,
+                             hp.end, hp.profile, L.max_nodes, base, note,
+                             event_id=hp.event_id, baseline_note=note))
+    if stacks is not None:
+        hot_cpus: list[int] = []
+        for v in inv.incidents:
+            if v.incident.nearest is not None and v.incident.nearest.cpu not in hot_cpus:
+                hot_cpus.append(v.incident.nearest.cpu)
+        for ep in sorted(inv.episodes, key=lambda e: -(e.end - e.start)):
+            if ep.cpu not in hot_cpus:
+                hot_cpus.append(ep.cpu)
+        for cpu in hot_cpus[: L.hot_cpus]:
+            flames.extend(_column_flames(stacks, cpu, inv.window.start, inv.window.end,
+                                         L.column_s, L.column_nodes))
+
+    statuses = [{"name": s.name, "ok": s.ok, "detail": s.detail} for s in inv.statuses]
+    corr = inv.correlation.to_json()
+    return {
+        "schema": PAGE_SCHEMA,
+        "title": title,
+        "generated": _r(generated, 0),
+        "source": inv.source,
+        "window": {"start": _r(inv.window.start, 3), "end": _r(inv.window.end, 3)},
+        "params": {"mode": inv.params.mode, "threshold_pct": inv.params.threshold_pct,
+                   "min_duration_s": inv.params.min_duration_s},
+        "diagnosis": diagnosis,
+        "summary": corr,
+        "heatmap": hm,
+        "events": events,
+        "events_total": len(inv.events),
+        "incidents": incidents,
+        "episodes": [e.to_json() for e in inv.episodes[:500]],
+        "hot_core": hot,
+        "zombies": _zombies(inv, censuses or []),
+        "flames": flames,
+        "findings": [f.to_json() if hasattr(f, "to_json") else f for f in inv.findings][:50],
+        "sensors": statuses,
+        "lost_records": inv.lost_records,
+    }

@@ -1,0 +1,140 @@
+"""What `report --html` and `serve` share: the page data of one window of some evidence
+(the Investigation, laid out by render.report_model), and the serve backend's live answers
+(a CPU's subsecond heatmap, a range's flame graph and its diff)."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import click
+
+from corescope.analysis.flame import is_idle
+from corescope.analysis.subsecond import Heatmap
+from corescope.evidence.base import Evidence
+from corescope.evidence.store import StoreEvidence
+from corescope.investigate import Investigation, investigate
+from corescope.investigate.build import Options
+from corescope.investigate.window import WindowError, resolve_window
+from corescope.render import report_model
+from corescope.render.report_model import Limits
+from corescope.runner import Runner
+from corescope.store.db import Store
+from corescope.views.clitypes import CliContext, fail
+from corescope.views.investigation_cli import open_store
+
+RANGE_NODES = 3000  # frames kept in a flame graph the UI asks for
+
+
+def _stacks(ev: Evidence) -> report_model.StacksFn:
+    return lambda lo, hi, cpu: ev.stacks(lo, hi, cpu, [])
+
+
+def diagnosis_of(inv: Investigation) -> dict[str, Any] | None:
+    """The diagnosis (issue 9) when corescope has one; None until then."""
+    try:
+        from corescope.diagnose import diagnose_json  # type: ignore[attr-defined]
+    except ImportError:
+        return None
+    return diagnose_json(inv)
+
+
+def page_model(ev: Evidence, inv: Investigation, limits: Limits | None = None,
+               title: str = "corescope incident report") -> dict[str, Any]:
+    w = inv.window
+    return report_model.build(inv, stacks=_stacks(ev), censuses=ev.censuses(w.start, w.end),
+                              diagnosis=diagnosis_of(inv), title=title,
+                              generated=time.time(), limits=limits or Limits())
+
+
+def write_html_report(ev: Evidence, inv: Investigation, output: Path) -> int:
+    """The page as one HTML file (a document to share: the umask decides its mode, as for
+    any file the user writes); returns its size."""
+    from corescope.render.html_report import render
+
+    data = render(page_model(ev, inv)).encode()
+    try:
+        output.write_bytes(data)
+    except OSError as exc:
+        fail(f"cannot write {output}: {exc.strerror or exc}")
+    return len(data)
+
+
+def store_html_report(obj: CliContext, since: float | None, until: float | None,
+                      last: float | None, options: Options, output: Path) -> Investigation:
+    """`report --html -o FILE` over the store (recorded or analyzed): the whole
+    investigation of the window, laid out, with the flame graphs read from the same store."""
+    store = open_store(obj)
+    assert store is not None
+    ev = StoreEvidence(store, obj.runner)
+    try:
+        try:
+            window = resolve_window(time.time() + 1.0, since=since, until=until, last=last,
+                                    default_last=3600.0, coverage=ev.coverage())
+        except WindowError as exc:
+            fail(str(exc))
+            raise
+        inv = investigate(ev, window, options)
+        size = write_html_report(ev, inv, output)
+    finally:
+        ev.close()
+    click.echo(f"corescope: wrote {output} ({size / 1e6:.2f} MB)", err=True)
+    return inv
+
+
+class EvidenceBackend:
+    """serve's answers, each from a fresh Evidence (a recorder may be writing the store)."""
+
+    # the live page skips the per-minute flames (each is a perf script pass over the ring);
+    # a cell click asks /api/flame for exactly that minute instead
+    LIMITS = Limits(hot_cpus=0)
+
+    def __init__(self, open_evidence: Callable[[], Evidence]) -> None:
+        self._open = open_evidence
+
+    def _evidence(self) -> Evidence:
+        return self._open()
+
+    def page_model(self, since: float | None, until: float | None,
+                   last: float | None) -> dict[str, Any]:
+        ev = self._evidence()
+        try:
+            window = resolve_window(time.time() + 1.0, since=since, until=until, last=last,
+                                    default_last=3600.0, coverage=ev.coverage())
+            inv = investigate(ev, window)
+            return page_model(ev, inv, self.LIMITS, "corescope")
+        finally:
+            ev.close()
+
+    def heatmap(self, cpu: int | None, start: float, end: float,
+                rows_ms: int) -> dict[str, Any]:
+        ev = self._evidence()
+        try:
+            heat = Heatmap(start=start, end=end, row_ms=rows_ms)
+            for s, wall in ev.stacks(start, end, cpu, []):
+                heat.add(wall, is_idle(s))
+            data = heat.to_json()
+            data["cpu"] = cpu
+            return data
+        finally:
+            ev.close()
+
+    def flame(self, cpu: int | None, start: float, end: float, diff: bool) -> dict[str, Any]:
+        ev = self._evidence()
+        try:
+            stacks = _stacks(ev)
+            prof = report_model.profile_of(stacks, start, end, cpu)
+            base, note = (report_model.baseline_of(stacks, cpu, start, end,
+                                                   Limits().baseline_gap_s)
+                          if diff else (None, ""))
+            return report_model.flame_entry("range", "range", cpu, start, end, prof,
+                                            RANGE_NODES, base, note, baseline_note=note)
+        finally:
+            ev.close()
+
+
+def store_backend(store_dir: Path, runner: Runner | None = None) -> EvidenceBackend:
+    return EvidenceBackend(
+        lambda: StoreEvidence(Store.open(store_dir, create=False), runner or Runner()))
