@@ -28,6 +28,7 @@ from corescope.store import census as census_store
 from corescope.store import events as store_events
 from corescope.store import profiles as ring
 from corescope.store.db import Store
+from corescope.store.meta import is_analyzed
 from corescope.store.series import read_samples, time_span
 from corescope.timeparse import format_duration
 
@@ -132,6 +133,9 @@ class StoreEvidence:
         perf_here = self.runner.which("perf") is not None
         n, oldest, newest, size, samples = ring.summary(self.store)
         if n == 0 or oldest is None or newest is None:
+            if is_analyzed(self.store):
+                return SensorStatus(name, False, "no perf script or folded stacks among the "
+                                    "analyzed artifacts: stacks not measured")
             why = PERF_MISSING if not perf_here else (
                 "empty: `corescope record` has not finished a profile chunk yet "
                 "(or ran with --no-profile)")

@@ -24,6 +24,7 @@ from typing import Any
 from corescope.ingest.gather import Artifact, Limits, gather
 from corescope.ingest.write import WriteContext, write_parsed
 from corescope.model.common import Diagnostic
+from corescope.model.events import KmsgRecord
 from corescope.sources.artifacts.base import BootTime, Parsed
 from corescope.sources.artifacts.content import looks_binary, module_for, sniff
 from corescope.store.db import Store
@@ -33,7 +34,9 @@ from corescope.timeparse import iso
 __all__ = ["FileReport", "IngestReport", "Limits", "import_paths"]
 
 # Which per-core source wins where two cover the same seconds: exact counters first.
-_SAMPLE_PRIORITY = {"proc_stat": 0, "sadf_json": 1, "mpstat_json": 2, "mpstat_text": 3}
+# A capture bundle's exact files go first of all, so its human-readable copies are duplicates.
+_SAMPLE_PRIORITY = {"corescope_native": -1, "proc_stat": 0, "sadf_json": 1, "mpstat_json": 2,
+                    "mpstat_text": 3}
 # Boot-time anchors closer than this agree (btime and dmesg -T are whole seconds).
 _AGREE_S = 2.0
 
@@ -111,28 +114,27 @@ def _parse(a: Artifact) -> tuple[Parsed | None, FileReport]:
     return parsed, rep
 
 
+def _unique(records: list[KmsgRecord], wall: bool) -> dict[str, KmsgRecord]:
+    """Records of one file stamped one way (wall clock, or since boot only), by message, for
+    messages that occur once in it."""
+    seen: dict[str, KmsgRecord | None] = {}
+    for r in records:
+        if (r.wall is not None) if wall else (r.wall is None and r.usec is not None):
+            seen[r.message] = None if r.message in seen else r
+    return {m: r for m, r in seen.items() if r is not None}
+
+
 def _twin_boot_times(parsed: list[Parsed]) -> list[BootTime]:
     """The same kernel log saved twice, with wall-clock stamps (dmesg -T / iso) and with
     boot-relative ones: wall − since-boot of the same lines is the boot time."""
-    walls: dict[str, list[float]] = {}
-    for p in parsed:
-        for r in p.kernel:
-            if r.wall is not None and r.usec is None:
-                walls.setdefault(r.message, []).append(r.wall)
-    if not walls:
-        return []
-    offsets = []
-    for p in parsed:
-        for r in p.kernel:
-            if r.wall is None and r.usec is not None:
-                w = walls.get(r.message)
-                if w is not None and len(w) == 1:  # only lines that occur once
-                    offsets.append(w[0] - r.usec / 1e6)
+    walls = [_unique(p.kernel, True) for p in parsed if p.kernel]
+    boots = [_unique(p.kernel, False) for p in parsed if p.kernel]
+    offsets = [w[m].wall - r.usec / 1e6  # type: ignore[operator]
+               for b in boots for w in walls for m, r in b.items() if m in w]
     if len(offsets) < 3:
         return []
-    med = statistics.median(offsets)
-    return [BootTime(med, f"the same kernel log with and without wall-clock stamps "
-                     f"({len(offsets)} lines)", 1.0)]
+    return [BootTime(statistics.median(offsets), f"the same kernel log with and without "
+                     f"wall-clock stamps ({len(offsets)} lines)", 1.0)]
 
 
 def _settle_boot(given: float | None, parsed: list[Parsed], notes: list[str]
@@ -157,6 +159,25 @@ def _status(records: int, diags: list[Diagnostic], unanchored: bool, anchors: bo
     if unanchored:
         return "unanchored"
     return "partial" if diags else "imported"
+
+
+def _skip_bundle_copies(entries: list[tuple[Parsed | None, FileReport, Artifact]],
+                        hashes: dict[int, str]) -> None:
+    """A capture bundle carries human-readable copies (mpstat JSON, dmesg) beside its exact
+    files; its manifest names them by SHA-256, and each fact is imported once."""
+    from corescope.sources.artifacts.native import Manifest
+
+    copies: dict[str, str] = {}
+    for p, _, _ in entries:
+        if p is not None and isinstance(p.extra, Manifest):
+            copies.update(p.extra.copies)
+    if not copies:
+        return
+    for i, (p, rep, a) in enumerate(entries):
+        of = copies.get(hashes.get(id(rep), ""))
+        if p is not None and of is not None:
+            rep.reason = f"a human-readable copy of {of} (bundle manifest): read from there"
+            entries[i] = (None, rep, a)
 
 
 def import_paths(paths: Sequence[str | Path], store: Store, *, boot_time: float | None = None,
@@ -184,6 +205,7 @@ def import_paths(paths: Sequence[str | Path], store: Store, *, boot_time: float 
                 seen_hashes[digest] = a.label
         a.data = None  # parsed: the bytes are no longer needed
         entries.append((parsed, rep, a))
+    _skip_bundle_copies(entries, hashes)
 
     parsed_all = [p for p, _, _ in entries if p is not None]
     boot, how = _settle_boot(boot_time, parsed_all, notes)
@@ -212,12 +234,19 @@ def import_paths(paths: Sequence[str | Path], store: Store, *, boot_time: float 
             rep.reason = f"could not be written: {type(exc).__name__}: {exc}"
             continue
         rep.records, rep.span, rep.cpus = w.records, w.span, w.cpus
-        rep.diagnostics = [str(d) for d in parsed.diagnostics[:50]]
+        rep.diagnostics = [f"line {d.line}: {d.message}" if d.line else d.message
+                           for d in parsed.diagnostics[:50]]
         rep.status = _status(w.records, parsed.diagnostics, w.unanchored,
                              bool(parsed.boot_times))
         extra = list(parsed.notes) + list(w.notes)
-        if parsed.boot_times and how in {b.how for b in parsed.boot_times}:
-            extra.append(f"gave the boot time ({how})")
+        if parsed.boot_times:
+            b = parsed.boot_times[0]
+            if how in {x.how for x in parsed.boot_times}:
+                extra.append(f"gave the boot time ({how})")
+            elif boot is not None:
+                agree = abs(b.epoch - boot) <= _AGREE_S + b.error_s
+                verdict = "agrees with" if agree else "differs from"
+                extra.append(f"gave a boot time ({b.how}) that {verdict} the one used ({how})")
         if parsed.undated and w.records:
             extra.append(f"the snapshot has no time of its own: placed at {undated_how}")
         if w.records == 0 and not parsed.boot_times and not extra:

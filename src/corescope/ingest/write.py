@@ -18,10 +18,12 @@ import importlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+import numpy as np
+
 from corescope.analysis.classify import classify_record
 from corescope.model.cgroups import MemcgCensus, RestartRecord
-from corescope.model.cores import CoreSample
 from corescope.model.events import KernelEvent
+from corescope.model.matrix import CoreMatrix
 from corescope.sources.artifacts.base import Parsed
 from corescope.store import census as census_store
 from corescope.store import events as events_store
@@ -30,7 +32,10 @@ from corescope.store.series import SeriesWriter
 
 # Plug-in writers for kinds whose parser returns its own payload in Parsed.extra:
 # kind -> "module:function", function(parsed, store, ctx) -> Written.
-EXTRA_WRITERS: dict[str, str] = {}
+EXTRA_WRITERS: dict[str, str] = {
+    "corescope_native": "corescope.ingest.native_write:write_native",
+    "corescope_manifest": "corescope.ingest.native_write:write_native",
+}
 
 
 @dataclass
@@ -58,24 +63,28 @@ def _span(times: list[float]) -> tuple[float, float] | None:
 
 
 def write_samples(p: Parsed, store: Store, ctx: WriteContext) -> Written:
-    kept: list[CoreSample] = []
-    dropped = 0
-    for s in p.samples:
-        start = s.t - s.interval_s
-        if any(a - 1e-6 <= s.t <= b + 1e-6 or a < start + 1e-6 < b for a, b in ctx.covered):
-            dropped += 1
-            continue
-        kept.append(s)
+    m = p.samples if isinstance(p.samples, CoreMatrix) else CoreMatrix.from_samples(p.samples)
+    # one per-core source per stretch of time: a sample overlapping what an earlier (more
+    # exact) source covered is dropped
+    keep = np.ones(len(m), bool)
+    start = m.t - m.interval_s
+    for a, b in ctx.covered:
+        keep &= ~(((m.t >= a - 1e-6) & (m.t <= b + 1e-6)) | ((start + 1e-6 > a) &
+                                                             (start + 1e-6 < b)))
+    dropped = int((~keep).sum())
+    m = m.rows(keep)
     notes = []
     if dropped:
         notes.append(f"{dropped} samples overlap per-core samples from another source "
                      "(kept the more exact one)")
-    if kept:
-        SeriesWriter(store).append_many(kept)
-        ctx.covered.append((kept[0].t - kept[0].interval_s, kept[-1].t))
-    cpus = tuple(sorted({c for s in kept for c in s.deltas}))
-    return Written(len(kept), _span([kept[0].t - kept[0].interval_s, kept[-1].t])
-                   if kept else None, cpus, notes)
+    stored = SeriesWriter(store).append_many(m) if len(m) else 0
+    if stored < len(m):
+        notes.append(f"{len(m) - stored} samples with an unusable time were left out")
+    if not stored:
+        return Written(0, None, (), notes)
+    lo, hi = float((m.t - m.interval_s).min()), float(m.t.max())
+    ctx.covered.append((lo, hi))
+    return Written(stored, (lo, hi), tuple(m.online_cpus()), notes)
 
 
 def _duplicate(ctx: WriteContext, message: str, t: float) -> bool:

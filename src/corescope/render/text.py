@@ -91,7 +91,8 @@ def print_timeline(inv: Investigation) -> None:
 def print_zombies(r: ZombieReport, statuses: Sequence[SensorStatus],
                   findings: Sequence[Finding]) -> None:
     lay = r.layout
-    where = f"memory on {lay.memory} at {lay.memory_mount}" if lay.memory else "no memory"
+    where = (f"memory on {lay.memory}" + (f" at {lay.memory_mount}" if lay.memory_mount else "")
+             if lay.memory else "no memory")
     echo(f"layout: {lay.kind} ({where})")
     off = [s for s in statuses if not s.ok]
     c = r.census

@@ -4,6 +4,7 @@ snapshots: the history that growth, projection and suspect ranking need."""
 from __future__ import annotations
 
 import json
+import sqlite3
 from collections.abc import Sequence
 
 from corescope.model.cgroups import (
@@ -82,15 +83,33 @@ def write_census(store: Store, c: MemcgCensus, churn: Sequence[ChurnCount] = (),
             (c.t, c.layout, c.hierarchy, c.kernel_count, c.live, c.dying, c.source, c.walk_ms,
              c.boot_id, c.uptime_s, int(c.stable), c.proc_cgroups_count, c.churn_interval_s),
         )
-        db.executemany(
-            "INSERT INTO memcg_churn VALUES (?,?,?,?,?,?,?)",
-            [(r.t, r.parent, r.created, r.removed, r.children, r.interval_s, r.method)
-             for r in churn],
-        )
-        db.executemany(
-            "INSERT INTO memcg_location VALUES (?,?,?,?)",
-            [(c.t, loc.path, loc.dying, loc.subtree_dying) for loc in locations],
-        )
+        _insert_churn(db, churn)
+        _insert_locations(db, c.t, locations)
+
+
+def _insert_churn(db: sqlite3.Connection, churn: Sequence[ChurnCount]) -> None:
+    db.executemany(
+        "INSERT INTO memcg_churn VALUES (?,?,?,?,?,?,?)",
+        [(r.t, r.parent, r.created, r.removed, r.children, r.interval_s, r.method)
+         for r in churn],
+    )
+
+
+def _insert_locations(db: sqlite3.Connection, t: float, locations: Sequence[Location]) -> None:
+    db.executemany(
+        "INSERT INTO memcg_location VALUES (?,?,?,?)",
+        [(t, loc.path, loc.dying, loc.subtree_dying) for loc in locations],
+    )
+
+
+def write_churn(store: Store, churn: Sequence[ChurnCount]) -> None:
+    with store.write() as db:
+        _insert_churn(db, churn)
+
+
+def write_locations(store: Store, t: float, locations: Sequence[Location]) -> None:
+    with store.write() as db:
+        _insert_locations(db, t, locations)
 
 
 def write_stat_costs(store: Store, costs: Sequence[StatReadCost]) -> None:

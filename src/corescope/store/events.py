@@ -76,23 +76,27 @@ def retain(store: Store, cutoff_wall: float) -> None:
 
 
 def insert_events(store: Store, events: Iterable[KernelEvent], boot_id: str | None = None,
-                  stored_at: float | None = None) -> int:
-    """Insert in one transaction; returns how many were new."""
+                  stored_at: float | None = None, keep_ids: bool = False) -> int:
+    """Insert in one transaction; returns how many were new. `keep_ids`: events that carry
+    an id keep it (a capture bundle read back), unless the store already uses that id."""
     now = time.time() if stored_at is None else stored_at
     rows = [
-        (e.time, now, e.mono_usec, boot_id if e.seq is not None else None, e.seq, e.kind,
-         e.driver, e.device, json.dumps(e.fields, default=str), int(e.lab), e.level, e.source,
-         e.raw)
+        (e.id if keep_ids else None, e.time, now, e.mono_usec,
+         boot_id if e.seq is not None else None, e.seq, e.kind, e.driver, e.device,
+         json.dumps(e.fields, default=str), int(e.lab), e.level, e.source, e.raw)
         for e in events
     ]
     if not rows:
         return 0
     with store.write() as c:
+        if keep_ids:
+            taken = {r[0] for r in c.execute("SELECT id FROM kernel_events")}
+            rows = [r if r[0] not in taken else (None, *r[1:]) for r in rows]
         before = c.total_changes
         c.executemany(
-            "INSERT OR IGNORE INTO kernel_events (time, stored_at, mono_usec, boot_id, seq, "
+            "INSERT OR IGNORE INTO kernel_events (id, time, stored_at, mono_usec, boot_id, seq, "
             "kind, driver, device, fields, lab, level, source, raw) "
-            "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)", rows)
+            "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)", rows)
         return c.total_changes - before
 
 

@@ -3,6 +3,8 @@ live node is a different machine, and no view mixes it in)."""
 
 from __future__ import annotations
 
+import json
+
 from corescope.store.db import Store
 
 DDL = """
@@ -13,6 +15,7 @@ CREATE TABLE IF NOT EXISTS store_meta (
 """
 
 ORIGIN = "origin"  # "record" (default) | "analyze"
+CAPTURE_WINDOW = "capture_window"  # JSON [start, end] of an imported `capture` bundle
 
 
 def set_meta(store: Store, key: str, value: str) -> None:
@@ -27,3 +30,12 @@ def get_meta(store: Store, key: str) -> str | None:
 
 def is_analyzed(store: Store) -> bool:
     return get_meta(store, ORIGIN) == "analyze"
+
+
+def capture_window(store: Store) -> tuple[float, float] | None:
+    raw = get_meta(store, CAPTURE_WINDOW)
+    try:
+        lo, hi = json.loads(raw) if raw else (None, None)
+        return (float(lo), float(hi)) if lo is not None and hi is not None else None
+    except (ValueError, TypeError):
+        return None

@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 import struct
 from array import array
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 
 import numpy as np
 import zstandard
@@ -217,18 +217,35 @@ class SeriesWriter:
         if self._pending >= self.block_samples:
             self.flush()
 
-    def append_many(self, samples: list[CoreSample]) -> None:
-        """Finished samples (an import) straight into blocks, one transaction per block:
-        no raw rows, since nothing is being sampled that a crash could lose."""
+    def append_many(self, samples: Sequence[CoreSample]) -> int:
+        """Finished samples (an import, a list or a CoreMatrix) straight into blocks, one
+        transaction per block: no raw rows, since nothing is being sampled that a crash could
+        lose. Samples with an unusable time are left out; returns how many were stored."""
         self.flush()
-        ordered = sorted(samples, key=lambda s: s.t)
-        for i in range(0, len(ordered), self.block_samples):
-            block = ordered[i : i + self.block_samples]
+        m = samples if isinstance(samples, CoreMatrix) else CoreMatrix.from_samples(samples)
+        if not len(m):
+            return 0
+        order = np.argsort(m.t, kind="stable")
+        m = m.rows(order)
+        ok = np.array([check_sample_time(float(t), float(iv)) is None
+                       for t, iv in zip(m.t, m.interval_s, strict=True)], bool)
+        m = m.rows(ok)
+        start = 0
+        n = len(m)
+        while start < n:
+            # at most block_samples per block, spanning at most MAX_BLOCK_SPAN_S
+            end = min(n, start + self.block_samples)
+            end = start + max(1, int(np.searchsorted(m.t[start:end],
+                                                      m.t[start] + MAX_BLOCK_SPAN_S, "right")))
             with self.store.write() as c:
                 c.execute(
                     "INSERT INTO core_blocks (t0, t1, n, payload) VALUES (?, ?, ?, ?)",
-                    (block[0].t, block[-1].t, len(block), encode_block(block)),
+                    (float(m.t[start]), float(m.t[end - 1]), end - start,
+                     encode_arrays(m.t[start:end], m.interval_s[start:end], m.cpus,
+                                   m.ticks[start:end], m.present[start:end])),
                 )
+            start = end
+        return n
 
     def flush(self) -> None:
         """Fold every raw row into blocks (one transaction: all or nothing). A row that cannot

@@ -18,7 +18,7 @@ from corescope.investigate.window import WindowError, resolve_window
 from corescope.render.json_contract import investigation_json
 from corescope.render.text import print_investigation
 from corescope.store.db import Store, StoreError
-from corescope.store.meta import ORIGIN, get_meta, set_meta
+from corescope.store.meta import ORIGIN, capture_window, get_meta, set_meta
 from corescope.store.series import time_span
 from corescope.timeparse import format_duration, iso
 from corescope.views import term
@@ -80,8 +80,10 @@ def import_and_investigate(obj: CliContext, paths: tuple[Path, ...], boot_time: 
     span = cov.record_span
     assert span is not None
     try:
-        if since is None and until is None and last is None:  # everything imported
-            window = resolve_window(time.time(), since=span.start, until=cov.end)
+        if since is None and until is None and last is None:
+            # a capture bundle: its own window; else everything imported
+            lo, hi = capture_window(store) or (span.start, cov.end)
+            window = resolve_window(time.time(), since=lo, until=hi)
         else:
             window = resolve_window(time.time(), since=since, until=until, last=last,
                                     coverage=cov)

@@ -73,7 +73,8 @@ def zombies(obj: CliContext, as_json: bool, watch: bool, interval: float, count:
     if watch:
         _watch(obj, opts, interval, count, last or DEFAULT_WINDOW_S, as_json)
         return
-    ev, _ = node_evidence(obj, history_s=last or DEFAULT_WINDOW_S)
+    ev, _ = node_evidence(obj, history_s=last or DEFAULT_WINDOW_S,
+                          now=until is None or until >= time.time() - 60)
     try:
         window = resolve_window(time.time() + 1.0, since=since, until=until, last=last,
                                 default_last=DEFAULT_WINDOW_S, coverage=ev.coverage())

@@ -55,9 +55,11 @@ def store_investigation(obj: CliContext, since: float | None, until: float | Non
 
 
 def node_evidence(obj: CliContext, *, sample_seconds: float = 0.0, kernel_ring: bool = False,
-                  history_s: float = 24 * 3600.0) -> tuple[Evidence, list[SensorStatus]]:
+                  history_s: float = 24 * 3600.0, now: bool = True
+                  ) -> tuple[Evidence, list[SensorStatus]]:
     """This node's evidence: the store merged with a live read of the node. An analyzed
-    store describes another machine, so then the live node is left out. Returns the evidence
+    store describes another machine, and a window that ends in the past (`now` False) is
+    not about the node as it is today: then the live node is left out. Returns the evidence
     and the store's own status line."""
     store_status: SensorStatus
     store: Store | None = None
@@ -65,7 +67,7 @@ def node_evidence(obj: CliContext, *, sample_seconds: float = 0.0, kernel_ring: 
         store = open_store(obj, required=False)
     except StoreError as exc:
         store_status = SensorStatus("store", False, f"{exc}; live read only")
-    if store is not None and is_analyzed(store):
+    if store is not None and (is_analyzed(store) or not now):
         return StoreEvidence(store, obj.runner), []
     live = LiveEvidence(obj.root, obj.runner, history_s=history_s)
     if sample_seconds:

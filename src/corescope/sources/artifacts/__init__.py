@@ -6,12 +6,14 @@ Kinds (`KIND_MODULES`, in detection order; the first module whose `sniff` claims
 
 | module | kinds |
 | --- | --- |
+| `native` | `corescope_native`, `corescope_manifest` (a `corescope capture` bundle) |
 | `sysstat` | `mpstat_json` (sysstat 11 and 12), `sadf_json`, `mpstat_text` |
 | `procstat_loop` | `proc_stat` (one `/proc/stat` or a `date; cat /proc/stat` loop) |
 | `interrupts_loop` | `proc_interrupts` (one `/proc/interrupts` or a dated loop) |
 | `census_loop` | `census_loop`, `proc_cgroups` |
 | `units` | `systemctl_show`, `journal_json`, `crictl_json`, `docker_ps`, `docker_inspect` |
 | `perf_detect` | `perf_script`, `folded` (recognised; imported by a plug-in, see below) |
+| `anchors` | `uptime_since` (`uptime -s`), `uptime_pair` (`date; cat /proc/uptime`): boot times |
 | `kernel_log` | `kernel_log` (dmesg plain/-r/-x/-T/iso, kern.log, a /dev/kmsg dump) |
 
 Plug-in contract (how a new format joins)
@@ -43,12 +45,14 @@ Plug-in contract (how a new format joins)
 from __future__ import annotations
 
 KIND_MODULES: tuple[str, ...] = (
+    "corescope.sources.artifacts.native",
     "corescope.sources.artifacts.sysstat",
     "corescope.sources.artifacts.census_loop",
     "corescope.sources.artifacts.interrupts_loop",
     "corescope.sources.artifacts.procstat_loop",
     "corescope.sources.artifacts.units",
     "corescope.sources.artifacts.perf_detect",
+    "corescope.sources.artifacts.anchors",
     "corescope.sources.artifacts.kernel_log",
 )
 

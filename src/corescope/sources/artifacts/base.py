@@ -7,6 +7,7 @@ them once every file has been read and a boot time is known (see `boot_times`).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -14,6 +15,7 @@ from corescope.model.cgroups import MemcgCensus, RestartRecord
 from corescope.model.common import Diagnostic
 from corescope.model.cores import CoreSample
 from corescope.model.events import KmsgRecord, QueueIrq
+from corescope.model.matrix import CoreMatrix
 
 # Parsers keep at most this many diagnostics per file: a garbage file must not grow memory.
 MAX_DIAGNOSTICS = 200
@@ -41,7 +43,8 @@ class Parsed:
     kind: str
     source: str
     diagnostics: list[Diagnostic] = field(default_factory=list)
-    samples: list[CoreSample] = field(default_factory=list)
+    # a list, or a CoreMatrix for long per-core series (a day of 96 CPUs)
+    samples: Sequence[CoreSample] = field(default_factory=list)
     kernel: list[KmsgRecord] = field(default_factory=list)
     censuses: list[MemcgCensus] = field(default_factory=list)
     restarts: list[RestartRecord] = field(default_factory=list)
@@ -68,15 +71,20 @@ class Parsed:
 
     def cpus(self) -> tuple[int, ...]:
         found: set[int] = set(self.extra_cpus)
-        for s in self.samples:
-            found.update(s.deltas)
+        if isinstance(self.samples, CoreMatrix):
+            found.update(self.samples.online_cpus())
+        else:
+            for s in self.samples:
+                found.update(s.deltas)
         return tuple(sorted(found))
 
     def span(self) -> tuple[float, float] | None:
         """Wall-clock span of the dated records (kernel records only if they carry a wall
         clock of their own; boot-relative ones are placed by the importer)."""
-        times: list[float] = [s.t - s.interval_s for s in self.samples[:1]]
-        times += [s.t for s in self.samples[-1:]]
+        times: list[float] = []
+        if len(self.samples):
+            first, last = self.samples[0], self.samples[len(self.samples) - 1]
+            times += [first.t - first.interval_s, last.t]
         times += [c.t for c in self.censuses]
         times += [t for t, _ in self.irq_maps]
         if not self.undated:

@@ -20,12 +20,14 @@ from corescope.sources.procstat import ProcStat, delta, parse_proc_stat
 KINDS = ("proc_stat",)
 USER_HZ = 100  # /proc/stat's unit on every architecture Linux exports it for
 
-_CPU_LINE = re.compile(r"^cpu\d* +\d+ +\d+ +\d+ +\d+", re.MULTILINE)
+_AGGREGATE = re.compile(r"^cpu +\d+ +\d+ +\d+ +\d+", re.MULTILINE)
+_OTHER_CPU_FILES = re.compile(r"^(?:version \d+|timestamp \d+|domain\d+ )", re.MULTILINE)
 
 
 def sniff(head: str) -> str | None:
-    if _CPU_LINE.search(head) and re.search(r"^cpu\d+ ", head, re.MULTILINE) and (
-            "\nintr " in head or "\nctxt " in head or head.count("\ncpu") >= 2):
+    # the aggregate `cpu` line (which /proc/schedstat lacks: it has `cpuN` and `domainN`)
+    if (_AGGREGATE.search(head) and re.search(r"^cpu\d+ +\d", head, re.MULTILINE)
+            and not _OTHER_CPU_FILES.search(head)):
         return "proc_stat"
     return None
 

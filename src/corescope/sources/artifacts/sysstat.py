@@ -25,7 +25,9 @@ import re
 import statistics
 from typing import Any
 
-from corescope.model.cores import CoreSample
+import numpy as np
+
+from corescope.model.matrix import CoreMatrix
 from corescope.sources.artifacts.base import Parsed
 from corescope.sources.artifacts.dates import (
     ZONES,
@@ -37,7 +39,8 @@ from corescope.sources.artifacts.dates import (
 KINDS = ("mpstat_json", "sadf_json", "mpstat_text")
 USER_HZ = 100
 
-# sysstat's names for each percentage, across versions and commands
+# the printed percentages, in this order (model.cores.MODES)
+MODES = ("usr", "nice", "sys", "iowait", "irq", "soft", "steal", "guest", "gnice", "idle")
 _NAMES = {
     "usr": ("usr", "user", "%usr", "%user"), "nice": ("nice", "%nice"),
     "sys": ("sys", "system", "%sys", "%system"), "iowait": ("iowait", "%iowait"),
@@ -45,6 +48,7 @@ _NAMES = {
     "guest": ("guest", "%guest"), "gnice": ("gnice", "%gnice"), "idle": ("idle", "%idle"),
 }
 _ALIAS = {alias: mode for mode, aliases in _NAMES.items() for alias in aliases}
+_M = {m: i for i, m in enumerate(MODES)}
 
 
 def sniff(head: str) -> str | None:
@@ -63,43 +67,102 @@ def sniff(head: str) -> str | None:
 # ---------------------------------------------------------------------------------------------
 # percentages → ticks
 
+def ticks_from_pct_array(pct: np.ndarray, n_ticks: np.ndarray) -> np.ndarray:
+    """[N, 10] percentages (MODES order) and [N] interval ticks → [N, 10] int64 tick deltas in
+    FIELDS order. Rows must be finite, non-negative and not all zero."""
+    g = pct.astype(np.float64)
+    u, ni, sy, io, irq, soft, steal, guest, gnice, idle = (g[:, i] for i in range(10))
+    # /proc/stat's interval fields, FIELDS order; user holds guest and nice holds guest_nice
+    parts = np.stack([u + guest, ni + gnice, sy, idle, io, irq, soft, steal], axis=1)
+    total = parts.sum(axis=1, keepdims=True)
+    n = n_ticks.astype(np.int64)[:, None]
+    exact = parts / total * n
+    ticks = np.floor(exact).astype(np.int64)
+    short = n - ticks.sum(axis=1, keepdims=True)
+    # largest remainder: the `short` fields with the biggest fractions get one more tick
+    order = np.argsort(-(exact - ticks), axis=1, kind="stable")
+    rank = np.empty_like(order)
+    np.put_along_axis(rank, order, np.arange(8)[None, :].repeat(len(order), 0), axis=1)
+    ticks += rank < short
+    g_t = np.minimum(ticks[:, 0], np.rint(guest / total[:, 0] * n[:, 0]).astype(np.int64))
+    gn_t = np.minimum(ticks[:, 1], np.rint(gnice / total[:, 0] * n[:, 0]).astype(np.int64))
+    return np.concatenate([ticks, g_t[:, None], gn_t[:, None]], axis=1)
+
+
 def ticks_from_pct(pct: dict[str, float], interval_s: float) -> tuple[int, ...] | None:
-    """FIELDS-order tick deltas for one CPU's printed percentages over `interval_s`."""
-    g = lambda k: max(0.0, float(pct.get(k, 0.0)))  # noqa: E731
-    # /proc/stat's interval fields; user holds guest and nice holds guest_nice
-    parts = [g("usr") + g("guest"), g("nice") + g("gnice"), g("sys"), g("idle"), g("iowait"),
-             g("irq"), g("soft"), g("steal")]
-    total = sum(parts)
-    n = max(1, round(interval_s * USER_HZ))
-    if total <= 0:
+    """One CPU's printed percentages over `interval_s` → FIELDS-order tick deltas."""
+    row = np.array([[max(0.0, float(pct.get(m, 0.0))) for m in MODES]])
+    if not np.isfinite(row).all() or row.sum() <= 0:
         return None
-    exact = [v / total * n for v in parts]
-    ticks = [int(x) for x in exact]
-    short = n - sum(ticks)
-    for i in sorted(range(len(exact)), key=lambda i: exact[i] - ticks[i], reverse=True)[:short]:
-        ticks[i] += 1
-    guest = min(ticks[0], round(g("guest") / total * n))
-    gnice = min(ticks[1], round(g("gnice") / total * n))
-    u, ni, sy, idle, io, irq, soft, steal = ticks
-    return (u, ni, sy, idle, io, irq, soft, steal, guest, gnice)
+    n = np.array([max(1, round(interval_s * USER_HZ))])
+    return tuple(int(v) for v in ticks_from_pct_array(row, n)[0])
 
 
-def _pct_of(obj: dict[str, Any]) -> dict[str, float] | None:
-    out: dict[str, float] = {}
-    for k, v in obj.items():
-        mode = _ALIAS.get(k)
-        if mode is None:
-            continue
-        if isinstance(v, str):
-            v = v.replace(",", ".")
+class _Acc:
+    """Samples as they are read: (time, interval, CPU ids, [k, 10] percentages) per sample;
+    turned into one CoreMatrix (ticks computed for all rows at once) at the end."""
+
+    def __init__(self) -> None:
+        self.t: list[float] = []
+        self.iv: list[float] = []
+        self.ids: list[np.ndarray] = []
+        self.pct: list[np.ndarray] = []
+
+    def add(self, t: float, iv: float, ids: list[int], rows: list[list[float]] | np.ndarray,
+            p: Parsed) -> None:
+        if not len(ids):
+            return
         try:
-            f = float(v)
-        except (TypeError, ValueError):
+            a = np.asarray(rows, dtype=np.float64)
+        except (TypeError, ValueError):  # a value that is no number: row by row
+            a = np.array([[_num(str(v)) for v in r] for r in rows], dtype=np.float64)
+        ok = np.isfinite(a).all(axis=1) & (a >= 0).all(axis=1) & (a <= 100.5).all(axis=1)
+        ok &= a.sum(axis=1) > 0
+        if not ok.all():
+            p.diag(f"{int((~ok).sum())} CPU rows with unreadable percentages skipped")
+        keep = np.array(ids, dtype=np.int64)[ok]
+        if keep.size == 0:
+            return
+        _, first = np.unique(keep, return_index=True)
+        if first.size != keep.size:
+            p.diag("a CPU listed twice in one entry: the first kept")
+        self.t.append(t)
+        self.iv.append(iv)
+        self.ids.append(keep[np.sort(first)])
+        self.pct.append(a[ok][np.sort(first)])
+
+    def fill_intervals(self) -> None:
+        """mpstat JSON states no interval: each is the step from the entry before (the first,
+        and any gap over 4x the usual step, take the usual step)."""
+        t = np.array(self.t)
+        steps = np.diff(t)
+        pos = steps[steps > 0]
+        step = float(np.median(pos)) if pos.size else 1.0
+        iv = np.full(len(t), step)
+        if len(t) > 1:
+            ok = (steps > 0) & (steps <= 4 * step)
+            iv[1:][ok] = steps[ok]
+        self.iv = iv.tolist()
+
+    def matrix(self) -> CoreMatrix | None:
+        if not self.t:
             return None
-        if not 0.0 <= f <= 100.5:  # NaN fails too
-            return None
-        out[mode] = f
-    return out if "idle" in out else None
+        order = np.argsort(np.array(self.t), kind="stable")
+        cpus = np.unique(np.concatenate(self.ids))
+        n, ncpu = len(self.t), len(cpus)
+        pct = np.zeros((n, ncpu, 10))
+        present = np.zeros((n, ncpu), bool)
+        for k, j in enumerate(order):
+            cols = np.searchsorted(cpus, self.ids[j])
+            pct[k, cols] = self.pct[j]
+            present[k, cols] = True
+        iv = np.array(self.iv, np.float64)[order]
+        n_ticks = np.maximum(1, np.rint(np.nan_to_num(iv, nan=1.0) * USER_HZ)).astype(np.int64)
+        ticks = np.zeros((n, ncpu, 10), np.int64)
+        flat_n = np.repeat(n_ticks, ncpu).reshape(n, ncpu)
+        ticks[present] = ticks_from_pct_array(pct[present], flat_n[present])
+        return CoreMatrix(t=np.array(self.t, np.float64)[order], interval_s=iv,
+                          cpus=cpus.astype(np.int64), ticks=ticks, present=present)
 
 
 def _cpu_id(v: Any) -> int | None:
@@ -138,24 +201,14 @@ def _median_step(times: list[float]) -> float:
     return statistics.median(steps) if steps else 1.0
 
 
-def _sample(t: float, itv: float, cpus: dict[int, dict[str, float]], p: Parsed
-            ) -> CoreSample | None:
-    deltas: dict[int, tuple[int, ...]] = {}
-    for cpu, pct in cpus.items():
-        d = ticks_from_pct(pct, itv)
-        if d is not None:
-            deltas[cpu] = d
-    if not deltas:
-        return None
-    return CoreSample(t=t, interval_s=itv, deltas=deltas)
-
-
 # ---------------------------------------------------------------------------------------------
-# mpstat -o JSON and sadf -j
+# mpstat -o JSON and sadf -j: one entry at a time (a day of 96 CPUs is hundreds of MB as one
+# decoded document; entry by entry it is never all in memory)
 
 _DECIMAL_COMMA = re.compile(r'("[A-Za-z%-]+":\s*-?\d+),(\d+)')
 _TS = re.compile(r'"timestamp":\s*(?:"(?P<s>[^"]*)"|(?P<o>\{[^{}]*\}))')
 _CPU_OBJ = re.compile(r'\{\s*"cpu":[^{}]*\}')
+_DEC = json.JSONDecoder()
 
 
 def _loads(text: str) -> Any:
@@ -165,62 +218,53 @@ def _loads(text: str) -> Any:
         return None
 
 
-def _salvage(text: str, p: Parsed) -> dict[str, Any] | None:
-    """A truncated or broken document (mpstat killed mid-run prints no closing brackets):
-    the host header fields and every complete statistics entry, read piece by piece."""
+def _header(text: str) -> dict[str, Any]:
+    """The host fields before "statistics" (date, file-date, ...)."""
+    end = text.find('"statistics"')
+    head = text[: end if end >= 0 else 65536]
     host: dict[str, Any] = {}
     for key in ("date", "file-date", "number-of-cpus", "nodename", "timezone"):
-        m = re.search(rf'"{key}":\s*("(?:[^"\\]|\\.)*"|\d+)', text)
+        m = re.search(rf'"{key}":\s*("(?:[^"\\]|\\.)*"|\d+)', head)
         if m:
             host[key] = _loads(m.group(1))
-    stats = []
+    return host
+
+
+def _entries(text: str, p: Parsed):  # type: ignore[no-untyped-def]
+    """Each statistics entry as a dict; an entry that does not decode is read piece by piece
+    (its complete CPU objects), and a cut last entry is left out."""
     marks = list(_TS.finditer(text))
+    broken = 0
     for i, m in enumerate(marks):
+        brace = text.rfind("{", 0, m.start())
+        try:
+            obj, _ = _DEC.raw_decode(text, brace)
+            if isinstance(obj, dict):
+                yield obj
+                continue
+        except (ValueError, RecursionError):
+            pass
         end = marks[i + 1].start() if i + 1 < len(marks) else len(text)
+        if i + 1 == len(marks) and "]" not in text[m.end():end]:
+            p.diag("the last entry is cut short (mpstat stopped mid-write?): skipped")
+            continue  # its CPU list is cut: a partial list would read as CPUs gone offline
+        broken += 1
         ts = m.group("s") if m.group("s") is not None else _loads(m.group("o"))
         cpus = [o for o in (_loads(x.group(0)) for x in _CPU_OBJ.finditer(text, m.end(), end))
                 if isinstance(o, dict)]
-        if i + 1 == len(marks) and "]" not in text[m.end():end]:
-            p.diag("the last entry is cut short: skipped")
-            continue  # its CPU list is cut: a partial list would read as CPUs gone offline
-        if cpus:
-            stats.append({"timestamp": ts, "cpu-load": cpus})
-    if not stats:
-        return None
-    p.diag(f"JSON is truncated or broken: read {len(stats)} complete entries piece by piece")
-    host["statistics"] = stats
-    return {"sysstat": {"hosts": [host]}}
+        yield {"timestamp": ts, "cpu-load": cpus}
+    if broken:
+        p.diag(f"{broken} entries did not decode as JSON: read piece by piece")
 
 
-def _json_doc(data: bytes, p: Parsed) -> dict[str, Any] | None:
-    text = data.decode("utf-8", errors="replace")
-    doc = _loads(text)
-    if doc is None and _DECIMAL_COMMA.search(text):
-        # sysstat 11 printed JSON numbers in the locale's LC_NUMERIC (e.g. "usr": 50,25)
-        fixed = _DECIMAL_COMMA.sub(r"\1.\2", text)
-        doc = _loads(fixed)
-        if doc is not None:
-            p.notes.append("numbers used a decimal comma (sysstat 11 under a non-C locale): "
-                           "read as decimals")
-        text = fixed
-    if not isinstance(doc, dict):
-        doc = _salvage(text, p)
-    return doc
-
-
-def _hosts(doc: dict[str, Any]) -> list[dict[str, Any]]:
-    ss = doc.get("sysstat")
-    hosts = ss.get("hosts") if isinstance(ss, dict) else None
-    return [h for h in hosts if isinstance(h, dict)] if isinstance(hosts, list) else []
-
-
-def _cpu_rows(entry: dict[str, Any], p: Parsed) -> dict[int, dict[str, float]]:
+def _rows(entry: dict[str, Any], p: Parsed) -> tuple[list[int], list[list[float]]]:
     rows = entry.get("cpu-load")
     if rows is None:
         rows = entry.get("cpu-load-all")
-    out: dict[int, dict[str, float]] = {}
+    ids: list[int] = []
+    out: list[list[float]] = []
     if not isinstance(rows, list):
-        return out
+        return ids, out
     for r in rows:
         if not isinstance(r, dict):
             continue
@@ -229,74 +273,120 @@ def _cpu_rows(entry: dict[str, Any], p: Parsed) -> dict[int, dict[str, float]]:
             if r.get("cpu") not in ("all", "-1"):
                 p.diag(f"unreadable cpu id {str(r.get('cpu'))[:20]!r}")
             continue
-        pct = _pct_of(r)
-        if pct is None:
-            p.diag(f"cpu {cpu}: unreadable percentages")
-            continue
-        out[cpu] = pct
-    return out
-
-
-def _parse_mpstat_json(doc: dict[str, Any], p: Parsed) -> None:
-    for host in _hosts(doc):
-        day = parse_day(str(host.get("date", "")))
-        if day is None:
-            p.diag(f"no readable \"date\" in the header ({str(host.get('date'))[:20]!r}): "
-                   "samples cannot be placed in time")
-            continue
-        clock = _Day(day)
-        stamped: list[tuple[float, dict[int, dict[str, float]]]] = []
-        for entry in host.get("statistics") or []:
-            if not isinstance(entry, dict):
+        vals = [0.0] * 10
+        for k, v in r.items():
+            i = _M.get(_ALIAS.get(k, ""), -1)
+            if i < 0:
                 continue
+            try:
+                vals[i] = float(v) if not isinstance(v, bool) else float("nan")
+            except (TypeError, ValueError):
+                vals[i] = float("nan")
+        ids.append(cpu)
+        out.append(vals)
+    return ids, out
+
+
+def _json_text(data: bytes, p: Parsed) -> str:
+    text = data.decode("utf-8", errors="replace")
+    if _DECIMAL_COMMA.search(text[:65536]):  # never valid JSON, so never a false repair
+        # sysstat 11 printed JSON numbers in the locale's LC_NUMERIC ("usr": 50,25)
+        fixed = _DECIMAL_COMMA.sub(r"\1.\2", text)
+        if fixed != text:
+            p.notes.append("numbers used a decimal comma (sysstat 11 under a non-C locale): "
+                           "read as decimals")
+        return fixed
+    return text
+
+
+# sysstat 12's own printf layout of a CPU row (mpstat.c write_json_cpu_stats), for the fast
+# path; anything else (topology fields, sysstat 11 variants) goes through the JSON decoder
+_FAST_ROW = re.compile(
+    r'\{"cpu": "(\d+|all)", "usr": ([-\d.]+), "nice": ([-\d.]+), '
+    r'"sys": ([-\d.]+), "iowait": ([-\d.]+), "irq": ([-\d.]+), "soft": ([-\d.]+), '
+    r'"steal": ([-\d.]+), "guest": ([-\d.]+), "gnice": ([-\d.]+), "idle": ([-\d.]+)\}')
+_FAST_TS = '"timestamp": "'
+
+
+def _fast_mpstat(text: str, clock: _Day, acc: _Acc, p: Parsed) -> bool:
+    """sysstat 12's plain layout, entry by entry with one C-level regex per entry. False
+    (and nothing added) when the file holds anything the pattern does not cover, or is cut
+    short: the careful path then decides."""
+    if not text.rstrip().endswith("}}"):
+        return False
+    chunks = text.split(_FAST_TS)
+    if text.count('{"cpu"') != sum(c.count('{"cpu"') for c in chunks[1:]):
+        return False  # CPU rows before the first timestamp: not this layout
+    for chunk in chunks[1:]:
+        end = chunk.find('"')
+        rows = _FAST_ROW.findall(chunk)
+        if end < 0 or len(rows) != chunk.count('{"cpu"'):
+            acc.__init__()  # type: ignore[misc]
+            return False
+        hms = parse_clock(chunk[:end])
+        t = clock.epoch(hms, p) if hms is not None else None
+        if t is None:
+            p.diag(f"unreadable timestamp {chunk[:min(end, 30)]!r}")
+            continue
+        cpu_rows = [r for r in rows if r[0] != "all"]
+        if cpu_rows:
+            # one C-level number parse per entry (numpy converting strings one by one is 3x
+            # slower); the regex already vouched for every token
+            try:
+                a = np.fromstring(" ".join(itertools.chain.from_iterable(cpu_rows)),
+                                  dtype=np.float64, sep=" ").reshape(len(cpu_rows), 11)
+            except ValueError:
+                a = np.array(cpu_rows, dtype=np.float64)
+            acc.add(t, float("nan"), a[:, 0].astype(np.int64).tolist(), a[:, 1:], p)
+    return True
+
+
+def _parse_mpstat_json(text: str, acc: _Acc, p: Parsed) -> None:
+    host = _header(text)
+    day = parse_day(str(host.get("date", "")))
+    if day is None:
+        p.diag(f"no readable \"date\" in the header ({str(host.get('date'))[:20]!r}): "
+               "samples cannot be placed in time")
+        return
+    if not _fast_mpstat(text, _Day(day), acc, p):
+        clock = _Day(day)
+        for entry in _entries(text, p):
             ts = entry.get("timestamp")
             hms = parse_clock(ts) if isinstance(ts, str) else None
             if hms is None:
                 p.diag(f"unreadable timestamp {str(ts)[:30]!r}")
                 continue
             t = clock.epoch(hms, p)
-            rows = _cpu_rows(entry, p)
-            if t is not None and rows:
-                stamped.append((t, rows))
-        step = _median_step([t for t, _ in stamped])
-        prev: float | None = None
-        for t, rows in stamped:
-            itv = t - prev if prev is not None and 0 < t - prev <= 4 * step else step
-            prev = t
-            s = _sample(t, itv, rows, p)
-            if s is not None:
-                p.samples.append(s)
+            ids, rows = _rows(entry, p)
+            if t is not None and ids:
+                acc.add(t, float("nan"), ids, rows, p)
+    acc.fill_intervals()
 
 
-def _parse_sadf(doc: dict[str, Any], p: Parsed) -> None:
-    for host in _hosts(doc):
-        for entry in host.get("statistics") or []:
-            if not isinstance(entry, dict):
-                continue
-            ts = entry.get("timestamp")
-            if not isinstance(ts, dict):
-                p.diag("entry without a timestamp object")
-                continue
-            day = parse_day(str(ts.get("date", "")))
-            hms = parse_clock(str(ts.get("time", "")))
-            if day is None or hms is None:
-                p.diag(f"unreadable timestamp {json.dumps(ts)[:60]}")
-                continue
-            utc = ts.get("utc", 1) in (1, "1", True)
-            t = zoned_epoch(*day, *hms, "UTC" if utc else None)
-            try:
-                itv = float(ts.get("interval", 0))
-            except (TypeError, ValueError):
-                itv = 0.0
-            rows = _cpu_rows(entry, p)
-            if t is None or not rows:
-                continue
-            if not 0 < itv <= 86400:
-                p.diag(f"unreadable interval {ts.get('interval')!r}: entry skipped")
-                continue
-            s = _sample(t, itv, rows, p)
-            if s is not None:
-                p.samples.append(s)
+def _parse_sadf(text: str, acc: _Acc, p: Parsed) -> None:
+    for entry in _entries(text, p):
+        ts = entry.get("timestamp")
+        if not isinstance(ts, dict):
+            p.diag("entry without a timestamp object")
+            continue
+        day = parse_day(str(ts.get("date", "")))
+        hms = parse_clock(str(ts.get("time", "")))
+        if day is None or hms is None:
+            p.diag(f"unreadable timestamp {json.dumps(ts)[:60]}")
+            continue
+        utc = ts.get("utc", 1) in (1, "1", True)
+        t = zoned_epoch(*day, *hms, "UTC" if utc else None)
+        try:
+            itv = float(ts.get("interval", 0))
+        except (TypeError, ValueError):
+            itv = 0.0
+        ids, rows = _rows(entry, p)
+        if t is None or not ids:
+            continue
+        if not 0 < itv <= 86400:
+            p.diag(f"unreadable interval {ts.get('interval')!r}: entry skipped")
+            continue
+        acc.add(t, itv, ids, rows, p)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -312,11 +402,17 @@ def _split_time(tokens: list[str], ncols: int) -> tuple[tuple[int, int, int], st
     hms = parse_clock(m.group(1) + (" " + m.group(2) if m.group(2) else ""))
     if hms is None:
         return None
-    zone = m.group(3)
-    return hms, zone
+    return hms, m.group(3)
 
 
-def _parse_mpstat_text(data: bytes, p: Parsed) -> None:
+def _num(tok: str) -> float:
+    try:
+        return float(tok.replace(",", "."))
+    except ValueError:
+        return float("nan")
+
+
+def _parse_mpstat_text(data: bytes, acc: _Acc, p: Parsed) -> None:
     lines = data.decode("utf-8", errors="replace").splitlines()
     day = None
     for tok in (lines[0].split() if lines else []):
@@ -328,22 +424,21 @@ def _parse_mpstat_text(data: bytes, p: Parsed) -> None:
                "samples cannot be placed in time", 1)
         return
     clock: _Day | None = None
-    cols: list[str] | None = None
+    cols: list[int] | None = None  # MODES index of each value column (-1: not ours)
     ntime = 0
     header_t: float | None = None
     cur_t: float | None = None
-    cur: dict[int, dict[str, float]] = {}
+    ids: list[int] = []
+    rows: list[list[float]] = []
+    last_itv = 1.0
 
     def flush() -> None:
-        nonlocal cur
-        if cur_t is not None and cur:
-            itv = cur_t - header_t if header_t is not None and cur_t > header_t else None
-            if itv is None:
-                itv = p.samples[-1].interval_s if p.samples else 1.0
-            s = _sample(cur_t, itv, cur, p)
-            if s is not None:
-                p.samples.append(s)
-        cur = {}
+        nonlocal ids, rows, last_itv
+        if cur_t is not None and ids:
+            itv = cur_t - header_t if header_t is not None and cur_t > header_t else last_itv
+            last_itv = itv
+            acc.add(cur_t, itv, ids, rows, p)
+        ids, rows = [], []
 
     for lineno, line in enumerate(lines[1:], 2):
         toks = line.split()
@@ -354,21 +449,22 @@ def _parse_mpstat_text(data: bytes, p: Parsed) -> None:
             cur_t = None
             i = toks.index("CPU")
             got = _split_time(toks, i)
-            if got is None:  # "Average:" headers and the like
+            names = [_ALIAS.get(c) for c in toks[i + 1:]]
+            if got is None or "idle" not in names:  # "Average:" headers, other sections
                 cols = None
                 continue
             hms, zone = got
             if clock is None:
                 clock = _Day(day, zone if zone in ZONES else None)
             header_t = clock.epoch(hms, p)
-            cols = toks[i + 1:]
+            cols = [_M[n] if n else -1 for n in names]
             ntime = i
             continue
         if cols is None or clock is None or len(toks) != ntime + 1 + len(cols):
             continue
         got = _split_time(toks, ntime)
         if got is None:
-            continue  # Average lines, localised ("Durchschn.:"), other sections
+            continue  # Average lines, localised ("Durchschn.:")
         t = clock.epoch(got[0], p)
         if t is None:
             continue
@@ -379,28 +475,30 @@ def _parse_mpstat_text(data: bytes, p: Parsed) -> None:
         cpu = _cpu_id(toks[ntime])
         if cpu is None:
             continue  # "all"
-        pct = _pct_of(dict(zip(cols, toks[ntime + 1:], strict=True)))
-        if pct is None:
+        vals = [0.0] * 10
+        for c, tok in zip(cols, toks[ntime + 1:], strict=True):
+            if c >= 0:
+                vals[c] = _num(tok)
+        if any(v != v for v in vals):
             p.diag(f"unreadable values for cpu {cpu}", lineno)
             continue
-        cur[cpu] = pct
+        ids.append(cpu)
+        rows.append(vals)
     flush()
 
 
 def parse(data: bytes, kind: str, source: str) -> Parsed:
     p = Parsed(kind, source)
+    acc = _Acc()
     if kind == "mpstat_text":
-        _parse_mpstat_text(data, p)
+        _parse_mpstat_text(data, acc, p)
+    elif kind == "sadf_json":
+        _parse_sadf(_json_text(data, p), acc, p)
     else:
-        doc = _json_doc(data, p)
-        if doc is None:
-            p.diag("not readable as sysstat JSON")
-            return p
-        if kind == "sadf_json":
-            _parse_sadf(doc, p)
-        else:
-            _parse_mpstat_json(doc, p)
-    if not p.samples and not p.diagnostics:
+        _parse_mpstat_json(_json_text(data, p), acc, p)
+    m = acc.matrix()
+    if m is not None:
+        p.samples = m
+    elif not p.diagnostics:
         p.diag("no per-CPU utilisation entries found")
-    p.samples.sort(key=lambda s: s.t)
     return p

@@ -14,7 +14,6 @@ from __future__ import annotations
 import json
 import re
 import statistics
-from collections import Counter
 
 from corescope.model.cgroups import RestartRecord
 from corescope.sources.artifacts.base import BootTime, Parsed
@@ -112,10 +111,10 @@ def _journal(data: bytes, p: Parsed) -> None:
 
 
 def _boot_time(data: bytes, max_entries: int = 5000) -> BootTime | None:
-    """realtime − monotonic of the entries of the log's main boot (journald stamps both when it
-    receives an entry, so the difference is that boot's start on the wall clock)."""
+    """realtime − monotonic of the entries of the log's latest boot (journald stamps both when
+    it receives an entry, so the difference is that boot's start on the wall clock)."""
     by_boot: dict[str, list[float]] = {}
-    kernel_boots: Counter[str] = Counter()
+    last_seen: dict[str, int] = {}
     for n, line in enumerate(data.split(b"\n")):
         if n >= max_entries:
             break
@@ -137,11 +136,10 @@ def _boot_time(data: bytes, max_entries: int = 5000) -> BootTime | None:
         if not isinstance(boot, str) or not 0 <= mono <= rt:
             continue
         by_boot.setdefault(boot, []).append((rt - mono) / 1e6)
-        if obj.get("_TRANSPORT") == "kernel":
-            kernel_boots[boot] += 1
+        last_seen[boot] = max(last_seen.get(boot, 0), rt)
     if not by_boot:
         return None
-    boot = (kernel_boots.most_common(1)[0][0] if kernel_boots
-            else max(by_boot, key=lambda b: len(by_boot[b])))
+    # the latest boot: a dmesg saved with the journal is that boot's
+    boot = max(last_seen, key=lambda b: last_seen[b])
     return BootTime(statistics.median(by_boot[boot]),
                     f"journal realtime - monotonic (boot {boot[:8]})", 0.1)

@@ -1,0 +1,124 @@
+"""The Pyroscope push against a real HTTP server on loopback that decodes what it receives
+(multipart form, gzip, protobuf with a real decoder) and hands the body to `go tool pprof`."""
+
+from __future__ import annotations
+
+import email.parser
+import email.policy
+import os
+import shutil
+import subprocess
+import threading
+import urllib.parse
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import pprof_proto
+from conftest import FIXTURES
+from corescope.metrics.pyroscope import build_pushes, send
+from corescope.sources.perf_script import parse_text
+
+
+class Sink:
+    """A Pyroscope-compatible /ingest that keeps (query, profile bytes) of every POST."""
+
+    def __init__(self) -> None:
+        self.got: list[tuple[dict[str, str], bytes]] = []
+        sink = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:
+                n = int(self.headers.get("Content-Length", "0"))
+                body = self.rfile.read(n)
+                url = urllib.parse.urlsplit(self.path)
+                query = dict(urllib.parse.parse_qsl(url.query))
+                msg = email.parser.BytesParser(policy=email.policy.HTTP).parsebytes(
+                    f"Content-Type: {self.headers['Content-Type']}\r\n\r\n".encode() + body)
+                parts = {p.get_param("name", header="content-disposition"): p.get_payload(
+                    decode=True) for p in msg.iter_parts()}
+                if url.path != "/ingest" or "profile" not in parts:
+                    self.send_response(400)
+                else:
+                    sink.got.append((query, parts["profile"]))
+                    self.send_response(200)
+                self.end_headers()
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_port}/ingest"
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.thread.start()
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+@pytest.fixture
+def sink() -> Any:
+    s = Sink()
+    yield s
+    s.close()
+
+
+def test_push_is_decoded_with_labels_and_the_real_period(sink: Sink, tmp_path: Path) -> None:
+    samples, _ = parse_text((FIXTURES / "profiles" / "burner_idle.txt").read_text())
+    pushes = build_pushes(samples, "node-7", 99, 1_800_000_000.0, 1_800_000_003.0)
+    for p in pushes:
+        assert send(sink.url, p) == 200
+    assert len(sink.got) == len(pushes) > 0
+    by_name = {q["name"]: (q, body) for q, body in sink.got}
+    name = "corescope.cpu{node=node-7,cpu=1,comm=python3}"
+    assert name in by_name, list(by_name)
+    query, body = by_name[name]
+    assert query["format"] == "pprof" and query["sampleRate"] == "99"
+    assert (query["from"], query["until"]) == ("1800000000", "1800000003")
+    prof = pprof_proto.decode(body)
+    st = prof.string_table
+    assert prof.period == int(1e9 / 99)  # the chunk's rate, not 49 Hz
+    assert (st[prof.period_type.type], st[prof.period_type.unit]) == ("cpu", "nanoseconds")
+    assert [st[v.type] for v in prof.sample_type] == ["samples", "cpu"]
+    total = 0
+    for s in prof.sample:
+        labels = pprof_proto.sample_labels(prof, s)
+        assert labels["cpu"] == "1" and labels["comm"] == "python3"
+        assert str(labels["thread"]).isdigit() and labels["pid"] > 0
+        assert s.value[1] == s.value[0] * prof.period
+        total += s.value[0]
+    fixture_busy = sum(1 for x in samples if x.cpu == 1 and x.comm == "python3")
+    assert total == fixture_busy
+    go = shutil.which("go")
+    if go is None:
+        pytest.skip("go (golang-go) not installed")
+    f = tmp_path / "push.pb.gz"
+    f.write_bytes(body)
+    env = dict(os.environ, HOME=str(tmp_path), GOCACHE=str(tmp_path / "gocache"),
+               PPROF_TMPDIR=str(tmp_path))
+    res = subprocess.run([go, "tool", "pprof", "-raw", str(f)], capture_output=True, text=True,
+                         timeout=120, env=env)
+    assert res.returncode == 0, res.stderr
+    assert "Period: 10101010" in res.stdout
+    assert "comm:[python3] cpu:[1] thread:[" in res.stdout
+
+
+def test_idle_cpu_is_not_pushed_and_comms_are_bounded() -> None:
+    samples, _ = parse_text((FIXTURES / "profiles" / "burner_idle.txt").read_text())
+    pushes = build_pushes(samples, "n", 49, 0.0, 3.0, top=1)
+    cpus = {p.labels["cpu"] for p in pushes}
+    assert "0" not in cpus or all(p.labels["comm"] != "swapper" for p in pushes)
+    per_cpu: dict[str, list[str]] = {}
+    for p in pushes:
+        per_cpu.setdefault(p.labels["cpu"], []).append(p.labels["comm"])
+    assert all(len(c) <= 2 for c in per_cpu.values())  # the top one and "other"
+
+
+def test_a_down_server_is_an_error_not_a_hang() -> None:
+    samples, _ = parse_text((FIXTURES / "profiles" / "burner_idle.txt").read_text())
+    p = build_pushes(samples, "n", 49, 0.0, 3.0)[0]
+    with pytest.raises(OSError):
+        send("http://127.0.0.1:9/ingest", p, timeout=5)
