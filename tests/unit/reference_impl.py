@@ -225,3 +225,18 @@ def read_samples(store, t0: float, t1: float) -> list[CoreSample]:
     )
     out.sort(key=lambda s: s.t)
     return out
+
+
+def resolution(samples, cpu: int, t: float, window_s: float):
+    """investigate.build.resolution as the per-sample code computed it."""
+    from corescope.investigate.model import Resolution, ResolutionPoint
+
+    series = tuple(
+        ResolutionPoint(s.t, usage_of(-1, s.deltas[cpu]).mode_pct("kernel"),
+                        machine_usage(s).mode_pct("kernel"))
+        for s in samples if t - window_s < s.t <= t + 0.5 and cpu in s.deltas)
+    c30, m30 = coarse_view(samples, cpu, t - window_s, t, 30.0, "kernel")
+    c60, m60 = coarse_view(samples, cpu, t - window_s, t, 60.0, "kernel")
+    if not series:
+        return Resolution(cpu, series, None, None, None, None)
+    return Resolution(cpu, series, c30, c60, m30, m60)

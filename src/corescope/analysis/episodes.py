@@ -10,6 +10,7 @@ counter delta over each aligned 30/60 s window the episode touches, highest wind
 from __future__ import annotations
 
 import math
+import sys
 from collections.abc import Sequence
 
 import numpy as np
@@ -28,6 +29,8 @@ from corescope.model.matrix import CoreMatrix
 
 EPISODE_MODES = (*COMPOSITE_MODES, *MODES)
 _REPORT_MODES = ("usr", "sys", "irq", "soft", "iowait", "steal", "idle")
+# Python 3.12's sum() of floats compensates rounding; before, it adds left to right as numpy
+_COMPENSATED_SUM = sys.version_info >= (3, 12)
 
 
 def find_episodes(
@@ -78,20 +81,23 @@ def covered_spans_matrix(m: CoreMatrix) -> list[tuple[float, float]]:
                     strict=True))
 
 
-def hot_mask(m: CoreMatrix, threshold: float, mode: str, chunk: int = 4096) -> np.ndarray:
-    """[n, ncpu] bool: CPU online, a non-empty interval, and `mode` % at or above threshold,
-    computed chunk by chunk so a day never needs more than a few MB of floats."""
-    hot = np.zeros(m.present.shape, bool)
+def hot_mask(m: CoreMatrix, threshold: float, mode: str, chunk: int = 8192) -> np.ndarray:
+    """[ncpu, n] bool (CPU-major, as stored): CPU online, a non-empty interval, and `mode` %
+    at or above threshold, with usage_of's arithmetic on whole planes, a chunk at a time."""
+    present = m.present.T
+    hot = np.zeros(present.shape, bool)
     for k0 in range(0, len(m), chunk):
         sl = slice(k0, k0 + chunk)
-        itv, pct = mode_pct(m.ticks[sl], mode)
-        hot[sl] = m.present[sl] & (itv > 0) & (pct >= threshold)
-        # float sums may differ from the per-sample arithmetic in the last bit: decide cells
-        # this close to the threshold exactly as usage_of does
-        near = m.present[sl] & (itv > 0) & (np.abs(pct - threshold) <= 1e-9 * (1 + abs(threshold)))
-        for k, i in zip(*np.nonzero(near), strict=True):
-            row = tuple(m.ticks[k0 + k, i].tolist())
-            hot[k0 + k, i] = usage_of(0, row).mode_pct(mode) >= threshold
+        itv, pct = mode_pct(m.fields[:, :, sl].transpose(1, 2, 0), mode)
+        ok = present[:, sl] & (itv > 0)
+        hot[:, sl] = ok & (pct >= threshold)
+        if mode in COMPOSITE_MODES and _COMPENSATED_SUM:
+            # Python's sum() (3.12+) may round a 3-term sum differently in the last bit:
+            # decide cells this close to the threshold exactly as usage_of does
+            near = ok & (np.abs(pct - threshold) <= 1e-9 * (1 + abs(threshold)))
+            for i, k in zip(*np.nonzero(near), strict=True):
+                row = tuple(m.fields[:, i, k0 + k].tolist())
+                hot[i, k0 + k] = usage_of(0, row).mode_pct(mode) >= threshold
     return hot
 
 
@@ -108,20 +114,22 @@ def find_episodes_matrix(
     if not len(m):
         return []
     hot = hot_mask(m, threshold, mode)
-    brk = gaps(m)[:, None]
+    cols = np.flatnonzero(hot.any(axis=1))  # CPUs hot at least once: usually few
+    hot = hot[cols]
+    brk = gaps(m)
     prev_hot = np.zeros_like(hot)
-    prev_hot[1:] = hot[:-1]
+    prev_hot[:, 1:] = hot[:, :-1]
     next_hot = np.zeros_like(hot)
-    next_hot[:-1] = hot[1:]
+    next_hot[:, :-1] = hot[:, 1:]
     next_brk = np.ones_like(brk)
     next_brk[:-1] = brk[1:]
     starts = hot & (~prev_hot | brk)
     ends = hot & (~next_hot | next_brk)
-    # transposed: CPU-major, then time, as the per-CPU scan found them
-    s_cpu, s_k = np.nonzero(starts.T)
-    _, e_k = np.nonzero(ends.T)
+    # CPU-major, then time, as the per-CPU scan found them
+    s_cpu, s_k = np.nonzero(starts)
+    _, e_k = np.nonzero(ends)
     episodes: list[Episode] = []
-    for i, k0, k1 in zip(s_cpu.tolist(), s_k.tolist(), e_k.tolist(), strict=True):
+    for i, k0, k1 in zip(cols[s_cpu].tolist(), s_k.tolist(), e_k.tolist(), strict=True):
         ep = _episode(m, i, k0, k1, threshold, min_duration, mode)
         if ep is not None:
             episodes.append(ep)

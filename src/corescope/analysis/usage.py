@@ -61,16 +61,24 @@ def mode_pct(ticks: np.ndarray, mode: str) -> tuple[np.ndarray, np.ndarray]:
     """usage_of over an array of tick rows (last axis FIELDS): (itv ticks, `mode` %), with the
     same operations in the same order, so each cell equals usage_of(...).mode_pct(mode) (a
     composite mode's sum may differ in the last bit where Python's sum() compensates). Empty
-    intervals read as idle: 0 %, or 100 % for idle."""
-    d = ticks.astype(np.int64)
-    itv = (d[..., _U] + d[..., _N] + d[..., _S] + d[..., _W] + d[..., _I] + d[..., _ST]
-           + d[..., _Q] + d[..., _SQ])
+    intervals read as idle: 0 %, or 100 % for idle. Fields are read one plane at a time, so a
+    field-major view costs no copy."""
+    wide = np.int32 if ticks.dtype.itemsize <= 2 else np.int64  # ten uint16s fit in int32
+
+    planes: dict[int, np.ndarray] = {}
+
+    def d(f: int) -> np.ndarray:
+        if f not in planes:
+            planes[f] = ticks[..., f].astype(wide)
+        return planes[f]
+
+    itv = d(_U) + d(_N) + d(_S) + d(_W) + d(_I) + d(_ST) + d(_Q) + d(_SQ)
     parts = COMPOSITE_MODES.get(mode, (mode,))
-    pct = np.zeros(itv.shape)
     with np.errstate(divide="ignore", invalid="ignore"):
         f = 100.0 / itv
-        for p in parts:
-            pct = pct + _MODE_TICKS[p](d) * f
+        pct = _MODE_TICKS[parts[0]](d) * f  # sum() starts from 0: 0 + x is x
+        for p in parts[1:]:
+            pct += _MODE_TICKS[p](d) * f
     empty = itv == 0
     pct[empty] = 100.0 if parts == ("idle",) else 0.0
     return itv, pct
@@ -81,14 +89,14 @@ def _excess(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 
 _MODE_TICKS = {
-    "usr": lambda d: _excess(d[..., _U], d[..., _G]),
-    "nice": lambda d: _excess(d[..., _N], d[..., _GN]),
-    "sys": lambda d: d[..., _S],
-    "iowait": lambda d: d[..., _W],
-    "irq": lambda d: d[..., _Q],
-    "soft": lambda d: d[..., _SQ],
-    "steal": lambda d: d[..., _ST],
-    "guest": lambda d: d[..., _G],
-    "gnice": lambda d: d[..., _GN],
-    "idle": lambda d: d[..., _I],
+    "usr": lambda d: _excess(d(_U), d(_G)),
+    "nice": lambda d: _excess(d(_N), d(_GN)),
+    "sys": lambda d: d(_S),
+    "iowait": lambda d: d(_W),
+    "irq": lambda d: d(_Q),
+    "soft": lambda d: d(_SQ),
+    "steal": lambda d: d(_ST),
+    "guest": lambda d: d(_G),
+    "gnice": lambda d: d(_GN),
+    "idle": lambda d: d(_I),
 }

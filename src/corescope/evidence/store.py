@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 
 from corescope.evidence.base import (
     CgroupState,
@@ -29,7 +29,7 @@ from corescope.store import events as store_events
 from corescope.store import profiles as ring
 from corescope.store.db import Store
 from corescope.store.meta import is_analyzed
-from corescope.store.series import read_samples, time_span
+from corescope.store.series import read_matrix, read_samples, time_span
 from corescope.timeparse import format_duration
 
 V2_BASIS = "v2 cgroup.stat: own dying excess over the children's counts"
@@ -67,8 +67,9 @@ class StoreEvidence:
 
     # --- per-core, events, stacks ---------------------------------------------------------
 
-    def core_samples(self, t0: float, t1: float) -> list[CoreSample]:
-        return read_samples(self.store, t0, t1)
+    def core_samples(self, t0: float, t1: float) -> Sequence[CoreSample]:
+        # a CoreMatrix: arrays decoded block by block, no Python object per sample
+        return read_matrix(self.store, t0, t1)
 
     def events(self, t0: float, t1: float) -> list[KernelEvent]:
         return store_events.read_events(self.store, t0, t1)

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Collection
+import math
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
 from corescope.analysis import correlate
@@ -61,14 +62,20 @@ def investigate(ev: Evidence, window: Window, options: Options | None = None,
     p = opt.params
     cw = opt.correlation_window_s
     coverage = ev.coverage()
-    samples_ctx = ev.core_samples(window.start - cw - CONTEXT_S, window.end)
-    samples = [s for s in samples_ctx if s.t >= window.start]
+    samples_ctx: Sequence[CoreSample] = ev.core_samples(window.start - cw - CONTEXT_S,
+                                                        window.end)
+    samples: Sequence[CoreSample] = []
+    cpus: list[int] = []
     episodes, ctx_episodes, covered = [], [], []
     if samples_ctx:
         # the per-core analysis needs numpy: imported only when there are samples, so a
         # log-only investigation (`events --file`) starts fast
-        from corescope.analysis.episodes import covered_spans, find_episodes
+        from corescope.analysis.episodes import as_matrix, covered_spans, find_episodes
 
+        # one CoreMatrix (arrays) for the whole window: a day is never a list of objects
+        samples_ctx = as_matrix(samples_ctx)
+        samples = samples_ctx.between(window.start, math.inf)
+        cpus = samples.online_cpus()
         episodes = find_episodes(samples, p.threshold_pct, p.min_duration_s, p.mode)
         ctx_episodes = find_episodes(samples_ctx, p.threshold_pct, p.min_duration_s, p.mode)
         covered = covered_spans(samples_ctx)
@@ -109,7 +116,7 @@ def investigate(ev: Evidence, window: Window, options: Options | None = None,
     statuses += derived_statuses(ev.name, statuses, window, samples, events, lost, zombies)
     inv = Investigation(
         source=ev.name, window=window, coverage=coverage, params=p, samples=samples,
-        cpus=sorted({c for s in samples for c in s.deltas}), episodes=episodes,
+        cpus=cpus, episodes=episodes,
         events=events, incidents=incident_views, correlation=summary,
         correlation_window_s=cw, lost_records=lost, record_span=span, zombies=zombies,
         restarts=restarts, profiles=profiles, findings=[], statuses=statuses,
@@ -119,16 +126,24 @@ def investigate(ev: Evidence, window: Window, options: Options | None = None,
     return inv
 
 
-def resolution(samples: list[CoreSample], cpu: int, t: float, window_s: float) -> Resolution:
+def resolution(samples: Sequence[CoreSample], cpu: int, t: float, window_s: float
+               ) -> Resolution:
     """The same seconds before `t` on `cpu`, at 1 s and as a 30 s / 60 s sampler saw them
     (kernel time = sys + irq + soft, the episode mode), plus the machine-wide view."""
-    from corescope.analysis.episodes import coarse_view
-    from corescope.analysis.usage import machine_usage, usage_of
+    from corescope.analysis.episodes import as_matrix, coarse_view
+    from corescope.analysis.usage import usage_of
 
-    series = tuple(
-        ResolutionPoint(s.t, usage_of(-1, s.deltas[cpu]).mode_pct("kernel"),
-                        machine_usage(s).mode_pct("kernel"))
-        for s in samples if t - window_s < s.t <= t + 0.5 and cpu in s.deltas)
+    m = as_matrix(samples)
+    near = m.between(math.nextafter(t - window_s, math.inf), t + 0.5)  # t-w < s.t <= t+0.5
+    cols = near.cpus.tolist()
+    series: tuple[ResolutionPoint, ...] = ()
+    if cpu in cols:
+        i = cols.index(cpu)
+        rows, machine = near.fields[:, i].T.tolist(), near.machine_ticks().tolist()
+        series = tuple(
+            ResolutionPoint(st, usage_of(-1, tuple(rows[k])).mode_pct("kernel"),
+                            usage_of(-1, tuple(machine[k])).mode_pct("kernel"))
+            for k, st in enumerate(near.t.tolist()) if near.present[k, i])
     # the same definition as `cores`: epoch-aligned monitor windows touching these seconds
     c30, m30 = coarse_view(samples, cpu, t - window_s, t, 30.0, "kernel")
     c60, m60 = coarse_view(samples, cpu, t - window_s, t, 60.0, "kernel")

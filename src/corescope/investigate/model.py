@@ -3,6 +3,7 @@ print)."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from corescope.analysis.flame import Profile
@@ -90,7 +91,7 @@ class Investigation:
     window: Window
     coverage: Coverage
     params: EpisodeParams
-    samples: list[CoreSample]  # the window's per-core samples
+    samples: Sequence[CoreSample]  # the window's per-core samples (a CoreMatrix when any)
     cpus: list[int]
     episodes: list[Episode]  # hot-core episodes in the window
     events: list[KernelEvent]  # every kernel event in the window, unclassified lines included

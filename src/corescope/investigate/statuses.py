@@ -3,6 +3,8 @@ reported itself: every sensor is either measured or says what was not measured a
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from corescope.analysis.zombies import ZombieReport
 from corescope.investigate.model import Window
 from corescope.model.common import SensorStatus
@@ -12,12 +14,14 @@ from corescope.timeparse import format_duration
 
 
 def derived_statuses(source: str, given: list[SensorStatus], window: Window,
-                     samples: list[CoreSample], events: list[KernelEvent], lost: int,
+                     samples: Sequence[CoreSample], events: list[KernelEvent], lost: int,
                      zombies: ZombieReport | None) -> list[SensorStatus]:
     names = {s.name for s in given}
     out: list[SensorStatus] = []
     if samples:
-        cpus = {c for s in samples for c in s.deltas}
+        from corescope.analysis.episodes import as_matrix  # numpy: only with samples
+
+        cpus = as_matrix(samples).online_cpus()
         span = samples[-1].t - (samples[0].t - samples[0].interval_s)
         out.append(SensorStatus("cores", True, f"{len(cpus)} CPUs, {len(samples)} samples "
                                 f"over {format_duration(span)} ({source})"))

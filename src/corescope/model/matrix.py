@@ -21,6 +21,17 @@ from corescope.model.packed import PackedRows
 NF = len(FIELDS)
 
 
+def narrow_dtype(values: np.ndarray) -> np.dtype:
+    """The narrowest unsigned type holding these (non-negative) tick deltas."""
+    if values.size and int(values.min()) < 0:
+        return np.dtype(np.int64)
+    top = int(values.max()) if values.size else 0
+    for t in (np.uint8, np.uint16, np.uint32):
+        if top <= np.iinfo(t).max:
+            return np.dtype(t)
+    return np.dtype(np.uint64)
+
+
 @dataclass(eq=False)
 class CoreMatrix(Sequence[CoreSample]):
     """`n` samples over the union of `cpus`, oldest first.
@@ -28,14 +39,17 @@ class CoreMatrix(Sequence[CoreSample]):
     t[k]            wall-clock end of sample k (epoch s), float64
     interval_s[k]   its length on the monotonic clock, float64
     cpus[i]         the CPU id of column i, ascending
-    ticks[k, i, f]  tick delta of field f (FIELDS order); 0 where the CPU was absent
+    fields[f, i, k] tick delta of field f (FIELDS order); 0 where the CPU was absent. Stored
+                    as the blocks store it (field, CPU, time), so decoding a block is a plain
+                    copy and one mode of one CPU over a day is one contiguous run.
+    ticks[k, i, f]  the same array viewed sample-major (a view, not a copy)
     present[k, i]   whether CPU cpus[i] was online in sample k
     """
 
     t: np.ndarray
     interval_s: np.ndarray
     cpus: np.ndarray
-    ticks: np.ndarray
+    fields: np.ndarray
     present: np.ndarray
     diagnostics: list[Diagnostic] = field(default_factory=list)
     _machine: np.ndarray | None = field(default=None, repr=False)
@@ -46,7 +60,7 @@ class CoreMatrix(Sequence[CoreSample]):
     @classmethod
     def empty(cls) -> CoreMatrix:
         return cls(t=np.zeros(0), interval_s=np.zeros(0), cpus=np.zeros(0, np.int64),
-                   ticks=np.zeros((0, 0, NF), np.uint32), present=np.zeros((0, 0), bool))
+                   fields=np.zeros((NF, 0, 0), np.uint32), present=np.zeros((0, 0), bool))
 
     @classmethod
     def from_samples(cls, samples: Iterable[CoreSample]) -> CoreMatrix:
@@ -55,17 +69,46 @@ class CoreMatrix(Sequence[CoreSample]):
         cpus = sorted({c for s in ordered for c in s.deltas})
         col = {c: i for i, c in enumerate(cpus)}
         n = len(ordered)
-        ticks = np.zeros((n, len(cpus), NF), np.int64)
+        fields = np.zeros((NF, len(cpus), n), np.int64)
         present = np.zeros((n, len(cpus)), bool)
         for k, s in enumerate(ordered):
             for c, d in s.deltas.items():
-                ticks[k, col[c]] = d
+                fields[:, col[c], k] = d
                 present[k, col[c]] = True
+        fields = fields.astype(narrow_dtype(fields))
         return cls(
             t=np.array([s.t for s in ordered], np.float64),
             interval_s=np.array([s.interval_s for s in ordered], np.float64),
-            cpus=np.array(cpus, np.int64), ticks=ticks, present=present,
+            cpus=np.array(cpus, np.int64), fields=fields, present=present,
         )
+
+    @classmethod
+    def concat(cls, parts: Sequence[CoreMatrix]) -> CoreMatrix:
+        """The samples of every part, in order given (parts should not overlap in time)."""
+        parts = [p for p in parts if len(p)]
+        if not parts:
+            return cls.empty()
+        if len(parts) == 1:
+            return parts[0]
+        cpus = np.unique(np.concatenate([p.cpus for p in parts]))
+        dtype = np.result_type(*[p.fields.dtype for p in parts])
+        n = sum(len(p) for p in parts)
+        fields = np.zeros((NF, len(cpus), n), dtype)
+        present = np.zeros((n, len(cpus)), bool)
+        k = 0
+        for p in parts:
+            sl = slice(k, k + len(p))
+            if len(p.cpus) == len(cpus):  # the same CPUs: plain (fast) slice copies
+                fields[:, :, sl], present[sl] = p.fields, p.present
+            else:
+                idx = np.searchsorted(cpus, p.cpus)
+                fields[:, idx, sl] = p.fields
+                present[sl, idx] = p.present
+            k += len(p)
+        return cls(t=np.concatenate([p.t for p in parts]),
+                   interval_s=np.concatenate([p.interval_s for p in parts]), cpus=cpus,
+                   fields=fields, present=present,
+                   diagnostics=[d for p in parts for d in p.diagnostics])
 
     # --- the Sequence[CoreSample] view -------------------------------------------------------
 
@@ -87,7 +130,16 @@ class CoreMatrix(Sequence[CoreSample]):
             raise IndexError(k)
         mask = self.present[k]
         return CoreSample(t=float(self.t[k]), interval_s=float(self.interval_s[k]),
-                          deltas=PackedRows(self.cpus[mask].tolist(), self.ticks[k][mask]))
+                          deltas=PackedRows(self.cpus[mask].tolist(),
+                                            self.fields[:, mask, k].T))
+
+    def __add__(self, other: Sequence[CoreSample]) -> CoreMatrix:
+        """These samples, then `other`'s (as `list + list` would give)."""
+        return CoreMatrix.concat([self, other if isinstance(other, CoreMatrix)
+                                  else CoreMatrix.from_samples(other)])
+
+    def __radd__(self, other: Sequence[CoreSample]) -> CoreMatrix:
+        return CoreMatrix.concat([CoreMatrix.from_samples(other), self])
 
     def __iter__(self) -> Iterator[CoreSample]:
         for k in range(len(self)):
@@ -96,7 +148,7 @@ class CoreMatrix(Sequence[CoreSample]):
     def rows(self, sel: slice | np.ndarray) -> CoreMatrix:
         """The samples selected by a slice or index/boolean array (CPU columns unchanged)."""
         return CoreMatrix(t=self.t[sel], interval_s=self.interval_s[sel], cpus=self.cpus,
-                          ticks=self.ticks[sel], present=self.present[sel],
+                          fields=self.fields[:, :, sel], present=self.present[sel],
                           diagnostics=list(self.diagnostics))
 
     def between(self, t0: float, t1: float) -> CoreMatrix:
@@ -107,6 +159,10 @@ class CoreMatrix(Sequence[CoreSample]):
 
     # --- derived columns ---------------------------------------------------------------------
 
+    @property
+    def ticks(self) -> np.ndarray:
+        return self.fields.transpose(2, 1, 0)
+
     def online_cpus(self) -> list[int]:
         """CPUs online in at least one sample (what a list of samples would show)."""
         return self.cpus[self.present.any(axis=0)].tolist() if len(self) else []
@@ -114,7 +170,7 @@ class CoreMatrix(Sequence[CoreSample]):
     def machine_ticks(self) -> np.ndarray:
         """[n, NF] int64: mpstat's `all` row per sample, the sum over online CPUs."""
         if self._machine is None:
-            self._machine = self.ticks.sum(axis=1, dtype=np.int64)
+            self._machine = np.ascontiguousarray(self.fields.sum(axis=1, dtype=np.int64).T)
         return self._machine
 
     def midpoints(self) -> tuple[np.ndarray, np.ndarray]:

@@ -3,7 +3,7 @@ Investigation; each carries `"schema": 1`. Keys documented in the README never d
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Collection, Sequence
 from typing import Any
 
 from corescope.analysis.flame import Profile
@@ -15,6 +15,7 @@ from corescope.investigate.model import (
     Investigation,
     Resolution,
 )
+from corescope.model.cores import CoreSample
 from corescope.model.events import KernelEvent
 
 
@@ -43,12 +44,17 @@ def sensors_json(inv: Investigation) -> dict[str, Any]:
 
 # --- cores -------------------------------------------------------------------------------------
 
+def _intervals(s: Sequence[CoreSample]) -> list[float]:
+    iv = getattr(s, "interval_s", None)  # a CoreMatrix holds them as one array
+    return iv.tolist() if iv is not None else [x.interval_s for x in s]
+
+
 def cores_json(inv: Investigation) -> dict[str, Any]:
     s = inv.samples
     return {
         "schema": SCHEMA,
         "cpus": inv.cpus,
-        "interval_s": round(_median([x.interval_s for x in s]), 3) if s else None,
+        "interval_s": round(_median(_intervals(s)), 3) if s else None,
         "start": round(s[0].t - s[0].interval_s, 3) if s else None,
         "end": round(s[-1].t, 3) if s else None,
         "samples": len(s),

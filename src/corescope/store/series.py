@@ -157,12 +157,14 @@ def decode_arrays(payload: bytes) -> CoreMatrix:
         raise SeriesFormatError("series block length mismatch")
     if ncpu > 1 and not (np.diff(cpus) > 0).all():
         raise SeriesFormatError("series block CPU list not ascending")
-    vals = np.frombuffer(buf, dtype, NF * cells, pos).reshape(NF, cells)
-    # columns run field-major, then CPU, then sample: scatter them back under the bitmap
-    ticks = np.zeros((n, ncpu, NF), dtype)
-    tv = ticks.transpose(2, 1, 0)  # a view: [field, cpu, sample]
-    tv[:, present.T] = vals
-    return CoreMatrix(t=t0 + offs / 1000.0, interval_s=ivs / 1e6, cpus=cpus, ticks=ticks,
+    vals = np.frombuffer(buf, dtype, NF * cells, pos)
+    # columns run field-major, then CPU, then sample
+    if cells == n * ncpu:  # every CPU online throughout: the matrix layout as it is
+        fields = vals.reshape(NF, ncpu, n)
+    else:  # scatter them back under the bitmap
+        fields = np.zeros((NF, ncpu, n), dtype)
+        fields[:, present.T] = vals.reshape(NF, cells)
+    return CoreMatrix(t=t0 + offs / 1000.0, interval_s=ivs / 1e6, cpus=cpus, fields=fields,
                       present=present)
 
 
@@ -294,57 +296,55 @@ class _MatrixBuilder:
         self.col: dict[int, int] = {}
         self.t = np.empty(self.cap)
         self.iv = np.empty(self.cap)
-        self.ticks = np.zeros((self.cap, 0, NF), np.uint8)
+        self.fields = np.zeros((NF, 0, self.cap), np.uint8)
         self.present = np.zeros((self.cap, 0), bool)
 
-    def add(self, t: np.ndarray, iv: np.ndarray, cpus: np.ndarray, ticks: np.ndarray,
-            present: np.ndarray) -> None:
-        k = len(t)
+    def add(self, m: CoreMatrix) -> None:
+        k = len(m)
         if not k:
             return
-        cpu_list = cpus.tolist()
+        cpu_list = m.cpus.tolist()
         new = [c for c in cpu_list if c not in self.col]
-        if new or ticks.dtype.itemsize > self.ticks.dtype.itemsize:
-            self._regrow(new, np.promote_types(self.ticks.dtype, ticks.dtype))
+        if new or m.fields.dtype.itemsize > self.fields.dtype.itemsize:
+            self._regrow(new, np.promote_types(self.fields.dtype, m.fields.dtype))
         if self.n + k > self.cap:
             self._resize(max(self.n + k, self.cap * 2))
         sl = slice(self.n, self.n + k)
-        self.t[sl], self.iv[sl] = t, iv
+        self.t[sl], self.iv[sl] = m.t, m.interval_s
         if cpu_list == self.cpus:
-            self.ticks[sl], self.present[sl] = ticks, present
+            self.fields[:, :, sl], self.present[sl] = m.fields, m.present
         else:
             idx = np.array([self.col[c] for c in cpu_list], np.int64)
-            self.ticks[sl, idx] = ticks
-            self.present[sl, idx] = present
+            self.fields[:, idx, sl] = m.fields
+            self.present[sl, idx] = m.present
         self.n += k
 
     def _regrow(self, new: list[int], dtype: np.dtype) -> None:
         cpus = sorted([*self.cpus, *new])
         idx = np.array([cpus.index(c) for c in self.cpus], np.int64)
-        ticks = np.zeros((self.cap, len(cpus), NF), dtype)
+        fields = np.zeros((NF, len(cpus), self.cap), dtype)
         present = np.zeros((self.cap, len(cpus)), bool)
-        ticks[:, idx] = self.ticks
+        fields[:, idx] = self.fields
         present[:, idx] = self.present
         self.cpus, self.col = cpus, {c: i for i, c in enumerate(cpus)}
-        self.ticks, self.present = ticks, present
+        self.fields, self.present = fields, present
 
     def _resize(self, cap: int) -> None:
-        for name in ("t", "iv", "ticks", "present"):
-            old = getattr(self, name)
-            grown = np.zeros((cap, *old.shape[1:]), old.dtype)
-            grown[: self.n] = old[: self.n]
-            setattr(self, name, grown)
+        t, iv, fields, present = self.t, self.iv, self.fields, self.present
+        self.t, self.iv = np.empty(cap), np.empty(cap)
+        self.fields = np.zeros((NF, fields.shape[1], cap), fields.dtype)
+        self.present = np.zeros((cap, present.shape[1]), bool)
+        n = self.n
+        self.t[:n], self.iv[:n], self.fields[:, :, :n], self.present[:n] = \
+            t[:n], iv[:n], fields[:, :, :n], present[:n]
         self.cap = cap
 
     def build(self, diagnostics: list[Diagnostic]) -> CoreMatrix:
         n = self.n
         order = np.argsort(self.t[:n], kind="stable")
-        if (order == np.arange(n)).all():
-            sel: slice | np.ndarray = slice(0, n)
-        else:
-            sel = order
+        sel: slice | np.ndarray = slice(0, n) if (order == np.arange(n)).all() else order
         return CoreMatrix(t=self.t[sel], interval_s=self.iv[sel],
-                          cpus=np.array(self.cpus, np.int64), ticks=self.ticks[sel],
+                          cpus=np.array(self.cpus, np.int64), fields=self.fields[:, :, sel],
                           present=self.present[sel], diagnostics=diagnostics)
 
 
@@ -364,7 +364,7 @@ def read_matrix(store: Store, t0: float, t1: float) -> CoreMatrix:
     out = _MatrixBuilder(int(nblk) + int(nrow))
     with store.lock:
         cur = store.conn.execute(
-            "SELECT rowid, payload FROM core_blocks WHERE t1 >= ? AND t0 <= ? ORDER BY t0",
+            "SELECT rowid, payload FROM core_blocks WHERE t1 >= ? AND t0 <= ? ORDER BY t1",
             (t0, t1))
         for rowid, payload in cur:  # one block in memory at a time
             try:
@@ -378,10 +378,7 @@ def read_matrix(store: Store, t0: float, t1: float) -> CoreMatrix:
                                         f"{int((~keep).sum())} samples with unusable times "
                                         "skipped"))
             keep &= (m.t >= t0) & (m.t <= t1)
-            if keep.all():
-                out.add(m.t, m.interval_s, m.cpus, m.ticks, m.present)
-            elif keep.any():
-                out.add(m.t[keep], m.interval_s[keep], m.cpus, m.ticks[keep], m.present[keep])
+            out.add(m if keep.all() else m.rows(keep))
         rows = store.conn.execute(
             "SELECT t, interval_s, payload FROM core_recent WHERE t BETWEEN ? AND ? ORDER BY t",
             (t0, t1)).fetchall()
@@ -395,8 +392,9 @@ def read_matrix(store: Store, t0: float, t1: float) -> CoreMatrix:
             diags.append(Diagnostic("store core_recent", f"sample at {t!r} skipped: {exc}"))
             continue
         order = np.argsort(cpus, kind="stable")
-        out.add(np.array([t], np.float64), np.array([iv], np.float64), cpus[order],
-                ticks[order][None], np.ones((1, len(cpus)), bool))
+        out.add(CoreMatrix(t=np.array([t], np.float64), interval_s=np.array([iv], np.float64),
+                           cpus=cpus[order], fields=ticks[order].T[:, :, None],
+                           present=np.ones((1, len(cpus)), bool)))
     return out.build(diags)
 
 
