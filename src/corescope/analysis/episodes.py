@@ -84,6 +84,10 @@ def covered_spans_matrix(m: CoreMatrix) -> list[tuple[float, float]]:
 def hot_mask(m: CoreMatrix, threshold: float, mode: str, chunk: int = 8192) -> np.ndarray:
     """[ncpu, n] bool (CPU-major, as stored): CPU online, a non-empty interval, and `mode` %
     at or above threshold, with usage_of's arithmetic on whole planes, a chunk at a time."""
+    key = ("hot", float(threshold), mode)
+    cached = m.cached(key)
+    if cached is not None:
+        return cached
     present = m.present.T
     hot = np.zeros(present.shape, bool)
     for k0 in range(0, len(m), chunk):
@@ -98,6 +102,7 @@ def hot_mask(m: CoreMatrix, threshold: float, mode: str, chunk: int = 8192) -> n
             for i, k in zip(*np.nonzero(near), strict=True):
                 row = tuple(m.fields[:, i, k0 + k].tolist())
                 hot[i, k0 + k] = usage_of(0, row).mode_pct(mode) >= threshold
+    m.cell_cache[key] = hot
     return hot
 
 

@@ -63,7 +63,8 @@ def mode_pct(ticks: np.ndarray, mode: str) -> tuple[np.ndarray, np.ndarray]:
     composite mode's sum may differ in the last bit where Python's sum() compensates). Empty
     intervals read as idle: 0 %, or 100 % for idle. Fields are read one plane at a time, so a
     field-major view costs no copy."""
-    wide = np.int32 if ticks.dtype.itemsize <= 2 else np.int64  # ten uint16s fit in int32
+    # wide enough for a sum of ten: uint8 → int16, uint16 → int32
+    wide = {1: np.int16, 2: np.int32}.get(ticks.dtype.itemsize, np.int64)
 
     planes: dict[int, np.ndarray] = {}
 

@@ -76,8 +76,9 @@ def investigate(ev: Evidence, window: Window, options: Options | None = None,
         samples_ctx = as_matrix(samples_ctx)
         samples = samples_ctx.between(window.start, math.inf)
         cpus = samples.online_cpus()
-        episodes = find_episodes(samples, p.threshold_pct, p.min_duration_s, p.mode)
+        # context first: the window is a slice of it and reuses its per-cell work
         ctx_episodes = find_episodes(samples_ctx, p.threshold_pct, p.min_duration_s, p.mode)
+        episodes = find_episodes(samples, p.threshold_pct, p.min_duration_s, p.mode)
         covered = covered_spans(samples_ctx)
     if opt.focus_event is not None:
         events = [opt.focus_event]

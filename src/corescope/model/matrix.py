@@ -54,6 +54,10 @@ class CoreMatrix(Sequence[CoreSample]):
     diagnostics: list[Diagnostic] = field(default_factory=list)
     _machine: np.ndarray | None = field(default=None, repr=False)
     _mids: tuple[np.ndarray, np.ndarray] | None = field(default=None, repr=False)
+    # per-cell results keyed by what computed them, [.., n]; a time slice of this matrix
+    # looks in its parent's too (sliced views), so a window and its context are analysed once
+    cell_cache: dict[object, np.ndarray] = field(default_factory=dict, repr=False)
+    _parent: tuple[CoreMatrix, slice] | None = field(default=None, repr=False)
 
     # --- construction ------------------------------------------------------------------------
 
@@ -149,6 +153,7 @@ class CoreMatrix(Sequence[CoreSample]):
         """The samples selected by a slice or index/boolean array (CPU columns unchanged)."""
         return CoreMatrix(t=self.t[sel], interval_s=self.interval_s[sel], cpus=self.cpus,
                           fields=self.fields[:, :, sel], present=self.present[sel],
+                          _parent=(self, sel) if isinstance(sel, slice) else None,
                           diagnostics=list(self.diagnostics))
 
     def between(self, t0: float, t1: float) -> CoreMatrix:
@@ -170,8 +175,22 @@ class CoreMatrix(Sequence[CoreSample]):
     def machine_ticks(self) -> np.ndarray:
         """[n, NF] int64: mpstat's `all` row per sample, the sum over online CPUs."""
         if self._machine is None:
-            self._machine = np.ascontiguousarray(self.fields.sum(axis=1, dtype=np.int64).T)
+            cached = self.cached("machine")
+            self._machine = cached.T if cached is not None else \
+                np.ascontiguousarray(self.fields.sum(axis=1, dtype=np.int64).T)
+            self.cell_cache["machine"] = self._machine.T  # [NF, n]: sliced on axis 1 too
         return self._machine
+
+    def cached(self, key: object) -> np.ndarray | None:
+        """A per-cell result ([.., n], time on the last axis) computed on this matrix or on
+        the matrix it is a time slice of."""
+        hit = self.cell_cache.get(key)
+        if hit is None and self._parent is not None:
+            parent, sel = self._parent
+            up = parent.cached(key)
+            if up is not None:
+                hit = self.cell_cache[key] = up[..., sel]
+        return hit
 
     def midpoints(self) -> tuple[np.ndarray, np.ndarray]:
         """(sorted midpoints t - interval/2, the sample index of each): which samples fall in
