@@ -67,6 +67,14 @@ class CoreMatrix(Sequence[CoreSample]):
                    fields=np.zeros((NF, 0, 0), np.uint32), present=np.zeros((0, 0), bool))
 
     @classmethod
+    def from_ticks(cls, t: np.ndarray, interval_s: np.ndarray, cpus: np.ndarray,
+                   ticks: np.ndarray, present: np.ndarray) -> CoreMatrix:
+        """From sample-major ticks[n, ncpu, NF] (stored field/CPU/time, in the narrowest type)."""
+        fields = np.ascontiguousarray(ticks.transpose(2, 1, 0))
+        return cls(t=t, interval_s=interval_s, cpus=cpus, present=present,
+                   fields=fields.astype(narrow_dtype(fields), copy=False))
+
+    @classmethod
     def from_samples(cls, samples: Iterable[CoreSample]) -> CoreMatrix:
         """From CoreSample objects, sorted by time (stably, as `sorted` would)."""
         ordered = sorted(samples, key=lambda s: s.t)

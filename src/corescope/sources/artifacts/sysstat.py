@@ -161,8 +161,8 @@ class _Acc:
         ticks = np.zeros((n, ncpu, 10), np.int64)
         flat_n = np.repeat(n_ticks, ncpu).reshape(n, ncpu)
         ticks[present] = ticks_from_pct_array(pct[present], flat_n[present])
-        return CoreMatrix(t=np.array(self.t, np.float64)[order], interval_s=iv,
-                          cpus=cpus.astype(np.int64), ticks=ticks, present=present)
+        return CoreMatrix.from_ticks(t=np.array(self.t, np.float64)[order], interval_s=iv,
+                                     cpus=cpus.astype(np.int64), ticks=ticks, present=present)
 
 
 def _cpu_id(v: Any) -> int | None:
