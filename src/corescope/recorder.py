@@ -16,6 +16,7 @@ import time
 from collections.abc import Callable
 
 from corescope.model.common import SensorStatus
+from corescope.protect import MemoryGuard
 from corescope.sensors import SENSOR_MODULES
 from corescope.sensors.base import Sensor, SensorEnv
 from corescope.store import retention
@@ -33,7 +34,8 @@ def build_sensors(env: SensorEnv) -> list[Sensor]:
 
 class Recorder:
     def __init__(self, env: SensorEnv, store: Store, sensors: list[Sensor],
-                 log: Callable[[str], None] | None = None) -> None:
+                 log: Callable[[str], None] | None = None,
+                 guard: MemoryGuard | None = None) -> None:
         self.env = env
         self.store = store
         self.sensors = sensors
@@ -41,6 +43,7 @@ class Recorder:
         self.stop_event = threading.Event()
         self.statuses: list[SensorStatus] = []
         self._failing: set[str] = set()
+        self.guard = guard
 
     def open(self) -> list[SensorStatus]:
         active: list[Sensor] = []
@@ -97,6 +100,7 @@ class Recorder:
                 heapq.heappush(queue, (nxt, order, sensor))
                 if now >= next_retention:
                     self._retention()
+                    self._check_memory()
                     next_retention = now + RETENTION_EVERY_S
         finally:
             self.close()
@@ -110,6 +114,11 @@ class Recorder:
                 self._failing.add(sensor.name)
         else:
             self._failing.discard(sensor.name)
+
+    def _check_memory(self) -> None:
+        note = self.guard.check() if self.guard is not None else None
+        if note:
+            self.log(f"corescope record: {note}")
 
     def _retention(self) -> None:
         opts = self.env.options

@@ -1,10 +1,64 @@
 """Every /proc and /sys path is read under a root, so a captured tree replays through the
-same code as the live system."""
+same code as the live system.
+
+A captured tree is input from someone else, so under a root other than `/`:
+- every path is resolved inside the root, as if the root were `/` (`..` stops at the root, an
+  absolute symlink target starts again at the root): no walk or read escapes it;
+- every read is capped and refuses what is not a regular file (a symlink to /dev/zero, a
+  FIFO), so a hostile tree gives an error, never a MemoryError or a hang.
+The live kernel's files get the same read checks (its /proc and /sys files are regular)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import errno
+import os
+import stat
+from dataclasses import dataclass, field
 from pathlib import Path
+
+MAX_READ = 16 * 1024 * 1024  # a 96-CPU node's /proc/interrupts is well under 1 MB
+MAX_LINKS = 40  # the kernel's own limit on symlinks in one lookup
+
+
+def _kind(mode: int) -> str:
+    for test, name in ((stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
+                       (stat.S_ISFIFO, "a FIFO"), (stat.S_ISSOCK, "a socket"),
+                       (stat.S_ISDIR, "a directory")):
+        if test(mode):
+            return name
+    return "not a regular file"
+
+
+def check_regular(fd: int, path: object, allow_pipe: bool = False) -> os.stat_result:
+    """fstat an open file and refuse anything but a regular file (or a pipe, if allowed)."""
+    st = os.fstat(fd)
+    if stat.S_ISREG(st.st_mode) or (allow_pipe and stat.S_ISFIFO(st.st_mode)):
+        return st
+    raise OSError(errno.EINVAL, f"{_kind(st.st_mode)}, not a regular file", str(path))
+
+
+def read_capped(path: str | os.PathLike[str], limit: int = MAX_READ,
+                allow_pipe: bool = False) -> bytes:
+    """The whole file, at most `limit` bytes (more is an OSError, EFBIG). Opening never waits
+    for a FIFO's writer; a device, directory or socket is refused. `allow_pipe`: a pipe is
+    read to its end (e.g. `--file <(dmesg)`)."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    try:
+        st = check_regular(fd, path, allow_pipe)
+        if stat.S_ISFIFO(st.st_mode):
+            os.set_blocking(fd, True)
+        chunks: list[bytes] = []
+        total = 0
+        while True:
+            chunk = os.read(fd, min(1 << 20, limit + 1 - total))
+            if not chunk:
+                return b"".join(chunks)
+            chunks.append(chunk)
+            total += len(chunk)
+            if total > limit:
+                raise OSError(errno.EFBIG, f"larger than {limit} bytes", os.fspath(path))
+    finally:
+        os.close(fd)
 
 
 @dataclass(frozen=True)
@@ -12,6 +66,7 @@ class Root:
     """A filesystem root; `Root("/")` is the live system."""
 
     base: Path = Path("/")
+    _real: list[str] = field(default_factory=list, compare=False, repr=False)
 
     @classmethod
     def of(cls, path: str | Path | None) -> Root:
@@ -22,8 +77,43 @@ class Root:
         return self.base == Path("/")
 
     def path(self, absolute: str) -> Path:
-        """`/proc/stat` → `<base>/proc/stat`."""
-        return self.base / absolute.lstrip("/")
+        """`/proc/stat` → `<base>/proc/stat`, resolved inside the root (see the module)."""
+        if self.is_live:
+            return self.base / absolute.lstrip("/")
+        return Path(self._resolve(absolute))
 
-    def read_text(self, absolute: str) -> str:
-        return self.path(absolute).read_text(errors="replace")
+    def _base_real(self) -> str:
+        if not self._real:
+            self._real.append(os.path.realpath(self.base))
+        return self._real[0]
+
+    def _resolve(self, absolute: str) -> str:
+        base = self._base_real()
+        done: list[str] = []  # components below the root, each a real directory or missing
+        todo = [p for p in reversed(absolute.split("/")) if p and p != "."]
+        links = 0
+        while todo:
+            name = todo.pop()
+            if name == "..":
+                if done:
+                    done.pop()
+                continue
+            here = os.path.join(base, *done, name)
+            try:
+                target = os.readlink(here)
+            except OSError:  # not a symlink, or missing: taken as it is
+                done.append(name)
+                continue
+            links += 1
+            if links > MAX_LINKS:  # a loop: leave the link in place, so opening it says ELOOP
+                return os.path.join(base, *done, name, *reversed(todo))
+            if target.startswith("/"):
+                done = []
+            todo.extend(p for p in reversed(target.split("/")) if p and p != ".")
+        return os.path.join(base, *done)
+
+    def read_bytes(self, absolute: str, limit: int = MAX_READ) -> bytes:
+        return read_capped(self.path(absolute), limit)
+
+    def read_text(self, absolute: str, limit: int = MAX_READ) -> str:
+        return self.read_bytes(absolute, limit).decode(errors="replace")

@@ -1,14 +1,18 @@
-"""The agent's cheap paths on the real kernel: driver counters through the ethtool ioctl
-equal what `ethtool -S` prints for every interface here, with no process spawned."""
+"""The agent on the real kernel: driver counters through the ethtool ioctl equal what
+`ethtool -S` prints for every interface here; the recorder runs at nice -10 with its memory
+locked on fault, and unlocks past its RSS budget."""
 
 from __future__ import annotations
 
 import subprocess
+import sys
+import time
 from pathlib import Path
 
+from conftest import cli_env
 from corescope.sources import netdev
 from corescope.sources.ethtool import EthtoolReader
-from live.conftest import need_tool
+from live.conftest import need_tool, recording_process
 
 
 def _ethtool_s(iface: str) -> tuple[int, dict[str, int]]:
@@ -45,3 +49,43 @@ def test_ioctl_counters_equal_ethtool_S_on_every_interface() -> None:
     finally:
         reader.close()
     assert compared >= 1, ifaces  # at least one NIC with driver counters (eth0 here)
+
+
+def _status(pid: int) -> dict[str, str]:
+    out = {}
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        k, _, v = line.partition(":")
+        out[k] = v.strip()
+    return out
+
+
+def test_record_runs_at_nice_minus_10_with_memory_locked_on_fault(tmp_path: Path) -> None:
+    opts = ("--no-profile", "--no-kmsg", "--no-netdev", "--no-census")
+    with recording_process(tmp_path / "a", *opts) as locked, \
+            recording_process(tmp_path / "b", *opts, "--no-lock-memory", "--nice", "0") as plain:
+        time.sleep(1.0)
+        nice = {r: int(Path(f"/proc/{r.proc.pid}/stat").read_text().rsplit(")", 1)[1].split()[16])
+                for r in (locked, plain)}
+        st_l, st_p = _status(locked.proc.pid), _status(plain.proc.pid)
+    assert nice[locked] == -10 and nice[plain] == 0
+    assert int(st_l["VmLck"].split()[0]) > 0 and int(st_p["VmLck"].split()[0]) == 0
+    # locked on fault: the resident set does not grow by the size of every mapped library
+    rss_l, rss_p = int(st_l["VmRSS"].split()[0]), int(st_p["VmRSS"].split()[0])
+    assert rss_l < rss_p + 20_000, (rss_l, rss_p)
+
+
+def test_memory_guard_unlocks_past_its_budget() -> None:
+    code = (
+        "from corescope.protect import protect, MemoryGuard\n"
+        "p = protect(None, lock=True)\n"
+        "assert p.locked, p.notes\n"
+        "def lck():\n"
+        "    return [l for l in open('/proc/self/status') if l.startswith('VmLck')][0]\n"
+        "print(lck().split()[1])\n"
+        "print(MemoryGuard(p, budget=1).check())\n"
+        "print(lck().split()[1], p.locked)\n")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          env=cli_env(), timeout=60, check=False)
+    assert proc.returncode == 0, proc.stderr
+    before, note, after = proc.stdout.splitlines()
+    assert int(before) > 0 and "memory unlocked" in note and after == "0 False"

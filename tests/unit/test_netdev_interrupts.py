@@ -82,7 +82,8 @@ def _sys_tree(tmp: Path) -> Root:
     (dev / "net").mkdir(parents=True)
     drv = tmp / "sys/bus/virtio/drivers/virtio_net"
     drv.mkdir(parents=True)
-    os.symlink(drv, dev / "driver")
+    # relative links, as sysfs has them (an absolute one would point outside a captured tree)
+    os.symlink(os.path.relpath(drv, dev), dev / "driver")
     net = tmp / "sys/class/net/eth0"
     (net / "statistics").mkdir(parents=True)
     (net / "statistics/tx_errors").write_text("3\n")
@@ -91,7 +92,7 @@ def _sys_tree(tmp: Path) -> Root:
         (net / f"queues/tx-{q}").mkdir(parents=True)
         (net / f"queues/tx-{q}/tx_timeout").write_text(f"{q}\n")
     (net / "queues/rx-0").mkdir(parents=True)
-    os.symlink(dev, net / "device")
+    os.symlink(os.path.relpath(dev, net), net / "device")
     (tmp / "sys/class/net/lo").mkdir(parents=True)
     return Root(tmp)
 

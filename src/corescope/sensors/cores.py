@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from corescope.model.common import SensorStatus
 from corescope.sensors.base import Sensor, SensorEnv
-from corescope.sources.procstat import ProcStat, ProcStatReader, delta
+from corescope.sources.procstat import CoreDeltas, ProcStatReader
 from corescope.store.db import Store
 from corescope.store.series import SeriesWriter
 
@@ -16,38 +16,37 @@ class CoresSensor(Sensor):
         super().__init__(env)
         self.interval_s = env.options.interval_s
         self._reader: ProcStatReader | None = None
+        self._deltas: CoreDeltas | None = None
         self._writer: SeriesWriter | None = None
-        self._prev: ProcStat | None = None
         self._prev_mono = 0.0
 
     def open(self, store: Store) -> SensorStatus:
         try:
             self._reader = ProcStatReader(self.env.root)
-            first = self._reader.read()
+            self._deltas = CoreDeltas(self._reader.read_bytes)
+            first = self._deltas.reset()
         except OSError as exc:
             return SensorStatus(self.name, False, f"cannot read /proc/stat: {exc}; "
                                 "per-core CPU time not measured")
         if not first.cpus:
             return SensorStatus(self.name, False, "no per-cpu lines in /proc/stat")
         self._writer = SeriesWriter(store)
-        self._prev = first
         return SensorStatus(
             self.name, True, f"{len(first.cpus)} CPUs every {self.interval_s:g}s from /proc/stat"
         )
 
     def tick(self, wall: float, mono: float) -> None:
-        assert self._reader is not None and self._writer is not None and self._prev is not None
-        cur = self._reader.read()
+        assert self._deltas is not None and self._writer is not None
+        sample = self._deltas.sample(wall, mono - self._prev_mono)
         if self._prev_mono:
-            sample = delta(self._prev, cur, wall, mono - self._prev_mono)
             self._writer.append(sample)
             self.env.tap.cores(sample)
-        self._prev, self._prev_mono = cur, mono
+        self._prev_mono = mono
 
     def start_clock(self, mono: float) -> None:
         """Re-read at the recorder's start so the first interval is a whole one."""
-        if self._reader is not None:
-            self._prev = self._reader.read()
+        if self._deltas is not None:
+            self._deltas.reset()
             self._prev_mono = mono
 
     def close(self) -> None:

@@ -4,6 +4,8 @@ every netdev_interval_s (5 s by default)."""
 
 from __future__ import annotations
 
+import time
+
 from corescope.model.common import SensorStatus
 from corescope.model.events import QueueIrq
 from corescope.sensors.base import Sensor, SensorEnv
@@ -13,10 +15,12 @@ from corescope.sources.ethtool import EthtoolReader
 from corescope.store import events as store_events
 from corescope.store.db import Store
 
+# sysfs statistics worth a file read every tick (the other ~20 files are never stored)
+_SYS_KEEP = ("rx_errors", "tx_errors", "rx_dropped", "tx_dropped", "tx_carrier_errors")
 # counters worth keeping as a series (everything else is only diffed for events)
-_KEEP = set(netdev.TRIGGERS) | {"interface_down", "interface_up", "tx_errors", "rx_errors",
-                                "tx_dropped", "rx_dropped", "tx_carrier_errors"}
+_KEEP = set(netdev.TRIGGERS) | {"interface_down", "interface_up"} | set(_SYS_KEEP)
 IRQ_MAP_EVERY_S = 60.0
+DRIVER_EVERY_S = 60.0  # re-read an interface's driver/bus id links (a rebind is rare)
 ETHTOOL_RETRY_TICKS = 60
 
 
@@ -36,6 +40,7 @@ class NetdevSensor(Sensor):
         self._prev_mono = 0.0
         self._last_map: list[tuple] | None = None
         self._last_map_wall = 0.0
+        self._drivers: dict[str, tuple[str | None, str | None, float]] = {}
         self.notes: list[str] = []
 
     def open(self, store: Store) -> SensorStatus:
@@ -64,7 +69,7 @@ class NetdevSensor(Sensor):
         return SensorStatus(self.name, True, "; ".join(parts))
 
     def _read(self, iface: str) -> netdev.NicCounters:
-        driver, device = netdev.iface_driver_device(self.env.root, iface)
+        driver, device = self._driver(iface)
         stats: dict[str, int] = {}
         left = self._no_ethtool.get(iface)
         if self._ethtool is None:
@@ -79,9 +84,17 @@ class NetdevSensor(Sensor):
             del self._no_ethtool[iface]
         else:
             self._no_ethtool[iface] = left - 1
-        sys_stats, timeouts = netdev.read_sys(self.env.root, iface)
+        sys_stats, timeouts = netdev.read_sys(self.env.root, iface, _SYS_KEEP)
         return netdev.NicCounters(iface=iface, driver=driver, device=device, ethtool=stats,
                                   sys=sys_stats, tx_timeouts=timeouts)
+
+    def _driver(self, iface: str) -> tuple[str | None, str | None]:
+        now = time.monotonic()
+        got = self._drivers.get(iface)
+        if got is None or now - got[2] >= DRIVER_EVERY_S:
+            got = (*netdev.iface_driver_device(self.env.root, iface), now)
+            self._drivers[iface] = got
+        return got[0], got[1]
 
     def tick_counters(self, wall: float, first: bool = False,
                       ifaces: list[str] | None = None) -> None:

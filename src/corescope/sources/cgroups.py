@@ -26,7 +26,7 @@ from corescope.model.cgroups import (
     StatReadCost,
 )
 from corescope.model.common import Diagnostic
-from corescope.rootfs import Root
+from corescope.rootfs import Root, read_capped
 from corescope.sources.boot import read_boot_id
 from corescope.sources.text import as_text
 
@@ -274,8 +274,31 @@ def _memory_row(root: Root) -> tuple[ProcCgroupsRow | None, list[Diagnostic]]:
     try:
         rows, diags = parse_proc_cgroups(root.read_text("/proc/cgroups"))
     except OSError as exc:
-        return None, [Diagnostic("/proc/cgroups", f"unreadable: {exc}")]
+        return None, [Diagnostic("/proc/cgroups", f"unreadable ({exc.strerror or exc})")]
     return rows.get("memory"), diags
+
+
+# More memory cgroups than this cannot exist (each takes tens of KB of kernel memory): a
+# larger count is a corrupt or hostile file, not a leak.
+PLAUSIBLE_MAX = 1 << 32
+
+
+def _implausible(kernel: int | None, live: int | None, dying: int | None) -> str | None:
+    """Why these counts cannot be a real census, or None when they can."""
+    if live is not None and live < 1:
+        return f"{live} live memory cgroups (the root alone is one)"
+    for name, v in (("kernel", kernel), ("live", live), ("dying", dying)):
+        if v is not None and not 0 <= v <= PLAUSIBLE_MAX:
+            return f"implausible {name} count {v}"
+    if kernel is not None and live is not None and kernel < live:
+        return (f"the kernel count {kernel} is below the {live} live directories: the count "
+                "does not describe this hierarchy")
+    return None
+
+
+def _off(diags: list[Diagnostic], why: str) -> CensusResult:
+    """No census: the reason goes where doctor and zombies report an OFF sensor."""
+    return CensusResult(None, None, [*diags, Diagnostic("census", why)])
 
 
 @dataclass
@@ -307,6 +330,12 @@ def _census_v1(root: Root, layout: CgroupLayout, now: float, bid: str,
     assert layout.memory_mount is not None
     top = root.path(layout.memory_mount)
     diags: list[Diagnostic] = []
+    try:  # the walk skips what it cannot list; the top itself must be listable
+        with os.scandir(top):
+            pass
+    except OSError as exc:
+        return _off(diags, f"cannot list the memory hierarchy at {layout.memory_mount}: "
+                    f"{exc.strerror or exc}")
     # The kernel count can move while we walk; read it on both sides and retry so the
     # subtraction compares numbers from the same moment.
     row_before = row_after = None
@@ -330,12 +359,17 @@ def _census_v1(root: Root, layout: CgroupLayout, now: float, bid: str,
         diags.append(Diagnostic(str(top), f"the memory hierarchy is mounted from "
                                 f"{layout.memory_mount_root!r}, not its root: live cgroups "
                                 "outside this view count as dying"))
-    kernel = row_after.num_cgroups if row_after else None
     if row_after is None:
-        diags.append(Diagnostic("/proc/cgroups", "no memory row although memory is mounted "
-                                "as v1: kernel count unknown"))
-    live = tree.count if tree.count else None
-    dying = kernel - live if kernel is not None and live is not None else None
+        unreadable = [d.message for d in diags if d.source == "/proc/cgroups"]
+        return _off(diags, f"/proc/cgroups {unreadable[0] if unreadable else 'has no memory row'}"
+                    " although memory is mounted as v1: the kernel's count of memory cgroups "
+                    "is unknown")
+    kernel = row_after.num_cgroups
+    live = tree.count
+    why = _implausible(kernel, live, None)
+    if why is not None:
+        return _off(diags, f"/proc/cgroups or {layout.memory_mount}: {why}")
+    dying = kernel - live
     census = MemcgCensus(
         t=now, layout=layout.kind, hierarchy="v1", kernel_count=kernel, live=live,
         dying=dying, source=f"/proc/cgroups memory num_cgroups - live dirs under "
@@ -374,6 +408,9 @@ def _census_v2(root: Root, layout: CgroupLayout, now: float, bid: str,
         return CensusResult(None, None, diags)
     if layout.memory_mount_root != "/":
         source += f" (subtree {layout.memory_mount_root} only)"
+    why = _implausible(None, live, dying)
+    if why is not None:
+        return _off(diags, f"{layout.memory_mount}/cgroup.stat: {why}")
     census = MemcgCensus(
         t=now, layout=layout.kind, hierarchy="v2", kernel_count=(live or 0) + dying,
         live=live, dying=dying, source=source, walk_ms=walk_ms, boot_id=bid, uptime_s=up,
@@ -392,8 +429,7 @@ def walk_v2(top: Path) -> tuple[dict[str, CgroupStat], LiveTree]:
         if item is None:
             continue
         try:
-            with open(item[0] + "/cgroup.stat", "rb") as f:
-                out[item[1]], _ = parse_cgroup_stat(f.read())
+            out[item[1]], _ = parse_cgroup_stat(read_capped(item[0] + "/cgroup.stat", 1 << 16))
         except OSError:
             continue  # removed meanwhile, or not readable: its children are still walked
     return out, tree
@@ -425,9 +461,7 @@ def probe_stat_read(root: Root, layout: CgroupLayout, reads: int = 5, now: float
         for _ in range(max(1, reads)):
             t0 = time.perf_counter()
             try:
-                with open(path, "rb", buffering=0) as f:
-                    while f.read(65536):
-                        pass
+                read_capped(path)  # what a stats collector does: the whole file
             except OSError as exc:
                 diags.append(Diagnostic(str(path), f"unreadable: {exc}"))
                 break

@@ -11,6 +11,7 @@ standard library has no inotify binding, so the three libc calls go through ctyp
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import errno
 import os
@@ -89,6 +90,7 @@ class ChurnWatcher:
         self._lock = threading.Lock()
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
+        self._wake: tuple[int, int] | None = None  # a pipe: stop() wakes the blocked reader
         self.overflowed = False
         self.watch_errors = 0
 
@@ -108,6 +110,7 @@ class ChurnWatcher:
             if err is not None and rel == "/":
                 self.stop()
                 return f"cannot watch {self.top}: {err}"
+        self._wake = os.pipe2(os.O_CLOEXEC | os.O_NONBLOCK)
         self._thread = threading.Thread(target=self._run, name="cgroup-churn", daemon=True)
         self._thread.start()
         return None
@@ -140,12 +143,18 @@ class ChurnWatcher:
         return None
 
     def _run(self) -> None:
+        # block until cgroups change or stop() writes the pipe: no timed wake-ups, so an idle
+        # node costs this thread nothing
+        assert self._wake is not None
+        poller = select.poll()
+        poller.register(self._fd, select.POLLIN)
+        poller.register(self._wake[0], select.POLLIN)
         while not self._stop.is_set():
             try:
-                ready, _, _ = select.select([self._fd], [], [], 0.25)
+                ready = poller.poll()
             except (OSError, ValueError):
                 return
-            if not ready:
+            if self._stop.is_set() or not any(fd == self._fd for fd, _ in ready):
                 continue
             try:
                 data = os.read(self._fd, 1 << 16)
@@ -217,9 +226,16 @@ class ChurnWatcher:
 
     def stop(self) -> None:
         self._stop.set()
+        if self._wake is not None:
+            with contextlib.suppress(OSError):
+                os.write(self._wake[1], b"x")
         if self._thread is not None:
             self._thread.join(timeout=2.0)
             self._thread = None
+        if self._wake is not None:
+            for fd in self._wake:
+                os.close(fd)
+            self._wake = None
         if self._fd >= 0:
             os.close(self._fd)
             self._fd = -1

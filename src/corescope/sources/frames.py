@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from corescope.rootfs import Root
+from corescope.rootfs import Root, read_capped
 
 
 @dataclass(frozen=True)
@@ -33,7 +33,7 @@ def load_frames(root: Root) -> list[Frame]:
     for d in sorted(p for p in frame_dir(root).iterdir() if p.is_dir()):
         stamp = d / ".time"
         try:
-            t = float(stamp.read_text().strip())
+            t = float(read_capped(stamp, 64).decode(errors="replace").strip())
         except (OSError, ValueError) as exc:
             raise ValueError(f"frame {d}: missing or unreadable .time ({exc})") from exc
         frames.append(Frame(time=t, root=Root(d)))

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from corescope.model.common import Diagnostic
@@ -79,11 +80,17 @@ def read_ethtool(reader: EthtoolReader, iface: str) -> tuple[dict[str, int] | No
 
 
 def _read_int(path: os.PathLike[str] | str) -> int | None:
+    """A small sysfs number: one open, one bounded read (never blocks on a FIFO)."""
     try:
-        with open(path) as f:
-            return int(f.read().strip())
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError:
+        return None
+    try:
+        return int(os.read(fd, 64).strip())
     except (OSError, ValueError):
         return None
+    finally:
+        os.close(fd)
 
 
 def list_ifaces(root: Root) -> list[str]:
@@ -107,23 +114,26 @@ def iface_driver_device(root: Root, iface: str) -> tuple[str | None, str | None]
     return driver, device
 
 
-def read_sys(root: Root, iface: str) -> tuple[dict[str, int], dict[int, int]]:
-    """(/sys/class/net/IF/statistics/*, {queue: tx_timeout})."""
+def read_sys(root: Root, iface: str, names: Iterable[str] | None = None
+             ) -> tuple[dict[str, int], dict[int, int]]:
+    """(/sys/class/net/IF/statistics/*, {queue: tx_timeout}). `names`: only these statistics
+    (one open each: the recorder keeps five of the ~24 files)."""
     stats: dict[str, int] = {}
-    sdir = root.path(f"/sys/class/net/{iface}/statistics")
+    base = str(root.path(f"/sys/class/net/{iface}"))
+    sdir = base + "/statistics"
     try:
-        for name in os.listdir(sdir):
-            v = _read_int(sdir / name)
+        for name in os.listdir(sdir) if names is None else names:
+            v = _read_int(sdir + "/" + name)
             if v is not None:
                 stats[name] = v
     except OSError:
         pass
     timeouts: dict[int, int] = {}
-    qdir = root.path(f"/sys/class/net/{iface}/queues")
+    qdir = base + "/queues"
     try:
         for q in os.listdir(qdir):
             if q.startswith("tx-") and q[3:].isdecimal():
-                v = _read_int(qdir / q / "tx_timeout")
+                v = _read_int(qdir + "/" + q + "/tx_timeout")
                 if v is not None:
                     timeouts[int(q[3:])] = v
     except OSError:

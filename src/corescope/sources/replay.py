@@ -13,7 +13,7 @@ def replay_samples(frames: list[Frame]) -> Iterator[CoreSample]:
     prev = None
     prev_t = 0.0
     for f in frames:
-        cur = parse_proc_stat(f.root.path("/proc/stat").read_bytes())
+        cur = parse_proc_stat(f.root.read_bytes("/proc/stat"))
         if prev is not None:
             yield delta(prev, cur, f.time, f.time - prev_t)
         prev, prev_t = cur, f.time

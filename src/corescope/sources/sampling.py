@@ -13,12 +13,20 @@ from corescope.sources.replay import replay_samples
 
 
 def sample_cores(root: Root, seconds: float, interval: float = 1.0) -> list[CoreSample]:
-    """Per-core samples for `seconds`: from the kernel, or from the frames of a replay root."""
+    """Per-core samples for `seconds`: from the kernel, or from the frames of a replay root.
+    ValueError when /proc/stat has no CPU to sample (0 CPUs is not a healthy machine)."""
     if has_frames(root):
-        return list(replay_samples(load_frames(root)))
-    out: list[CoreSample] = []
+        out = list(replay_samples(load_frames(root)))
+        if not any(s.deltas for s in out):
+            raise ValueError("no per-CPU lines in the frames' /proc/stat")
+        return out
+    out = []
     with ProcStatReader(root) as reader:
         prev, prev_mono = reader.read(), time.monotonic()
+        if not prev.cpus:
+            why = "; ".join(str(d) for d in prev.diagnostics[:3])
+            raise ValueError(f"no per-CPU lines in {reader.root.path('/proc/stat')}"
+                             + (f" ({why})" if why else ""))
         deadline = prev_mono + seconds
         while True:
             wait = min(interval, deadline - time.monotonic())

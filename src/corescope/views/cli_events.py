@@ -17,6 +17,7 @@ from corescope.lab import nicreset
 from corescope.model.events import KINDS, KernelEvent
 from corescope.render.json_contract import events_json, report_json, visible_events
 from corescope.render.text import print_events, print_timeline
+from corescope.rootfs import read_capped
 from corescope.sources.kmsg import anchor_clock, parse_saved_log
 from corescope.views import term
 from corescope.views.clitypes import (
@@ -30,11 +31,15 @@ from corescope.views.clitypes import (
     window_options,
 )
 
+MAX_LOG_BYTES = 128 * 1024 * 1024  # a saved log beyond this is cut with `tail -c` first
+
 
 def events_from_file(path: Path) -> tuple[list[KernelEvent], list[str], str]:
     """Classified events of a saved log, with diagnostics and how times were set."""
     try:
-        data = path.read_bytes()
+        # capped, and no devices: `--file /dev/zero` is an error, not a MemoryError; a pipe
+        # (`--file <(dmesg)`) is read to its end
+        data = read_capped(path, MAX_LOG_BYTES, allow_pipe=True)
     except OSError as exc:
         fail(f"cannot read {path}: {exc.strerror or exc}")
         raise

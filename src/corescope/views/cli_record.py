@@ -8,6 +8,7 @@ import time
 import click
 
 from corescope import sdnotify
+from corescope.protect import DEFAULT_NICE, MemoryGuard, protect
 from corescope.recorder import Recorder, build_sensors
 from corescope.sensors.base import RecordOptions, SensorEnv, Tap, Taps
 from corescope.sources.frames import has_frames, load_frames
@@ -53,12 +54,19 @@ MIN_INTERVAL_S = 0.1
               help="Window of the corescope_cpu_mode_ratio_max gauge (>= the scrape interval).")
 @click.option("--pyroscope-url", default=None, metavar="URL",
               help="Push each finished profile chunk as pprof to this Pyroscope /ingest URL.")
+@click.option("--nice", "nice", type=click.IntRange(-20, 19), default=DEFAULT_NICE,
+              show_default=True,
+              help="Run at this nice level, so the recorder still runs on a saturated node "
+                   "(lowering it needs root).")
+@click.option("--no-lock-memory", is_flag=True,
+              help="Do not lock the recorder's memory (mlockall, on fault; root only).")
 @click.pass_obj
 def record(obj: CliContext, interval: float, retain: float, max_bytes: int,
            duration: float | None, census_interval: float, no_census: bool, no_kmsg: bool,
            no_netdev: bool, netdev_interval: float, no_profile: bool, profile_hz: int,
            profile_chunk: float, profile_retain: float, profile_max_bytes: int,
-           listen: str | None, metrics_max_window: float, pyroscope_url: str | None) -> None:
+           listen: str | None, metrics_max_window: float, pyroscope_url: str | None,
+           nice: int, no_lock_memory: bool) -> None:
     """Record every core every second (plus the other sensors) into the store."""
     if not MIN_INTERVAL_S <= interval <= 60:
         fail(f"--interval must be between {MIN_INTERVAL_S}s and 60s (got {interval:g}s)")
@@ -82,6 +90,8 @@ def record(obj: CliContext, interval: float, retain: float, max_bytes: int,
     if has_frames(obj.root):
         _replay(obj, store, opts)
         return
+    # before any sensor starts, so its threads and allocations are covered
+    prot = protect(nice, lock=not no_lock_memory)
     fleet = None
     taps: list[Tap] = []
     if listen_at is not None or pyroscope_url:
@@ -93,7 +103,8 @@ def record(obj: CliContext, interval: float, retain: float, max_bytes: int,
         taps = fleet.taps
     env = SensorEnv(root=obj.root, runner=obj.runner, store_dir=obj.store_dir, options=opts,
                     tap=taps[0] if len(taps) == 1 else Taps(taps) if taps else Tap())
-    rec = Recorder(env, store, build_sensors(env) + sdnotify.watchdog_sensors(env))
+    rec = Recorder(env, store, build_sensors(env) + sdnotify.watchdog_sensors(env),
+                   guard=MemoryGuard(prot))
     rec.install_signal_handlers()
     statuses = rec.open()
     running = [s.name for s in statuses if s.ok]
@@ -114,7 +125,7 @@ def record(obj: CliContext, interval: float, retain: float, max_bytes: int,
         f"corescope record: {', '.join(running)} (cores every {interval:g}s) into {obj.store_dir}"
         f" (retain {format_duration(retain)}, max {max_bytes // 1_000_000} MB"
         + (f", for {format_duration(duration)}" if duration else "") + ")"
-        + (f"; {off}" if off else "") + "".join(f"; {e}" for e in extra),
+        + f"; {prot.summary()}" + (f"; {off}" if off else "") + "".join(f"; {e}" for e in extra),
         err=True,
     )
     sdnotify.notify(f"READY=1\nSTATUS=recording: {', '.join(running)}")
