@@ -89,3 +89,26 @@ def test_memory_guard_unlocks_past_its_budget() -> None:
     assert proc.returncode == 0, proc.stderr
     before, note, after = proc.stdout.splitlines()
     assert int(before) > 0 and "memory unlocked" in note and after == "0 False"
+
+
+def test_perf_script_for_a_cpu_the_recording_lacks_is_an_error(tmp_path: Path) -> None:
+    """The ring path of `flame --cpu N`: perf refuses a CPU it did not record, and that is a
+    usage error (NoSuchCpu → exit 2), not a parser note with an empty graph and exit 0."""
+    import os
+
+    import pytest
+
+    from corescope.runner import Runner
+    from corescope.sources import perf_query
+
+    data = tmp_path / "perf.data"
+    rec = subprocess.run([need_tool("perf"), "record", "-q", "-a", "-F", "49", "-o", str(data),
+                          "--", "sleep", "0.3"], capture_output=True, text=True, timeout=60,
+                         check=False)
+    assert rec.returncode == 0, rec.stderr
+    diags: list = []
+    with pytest.raises(perf_query.NoSuchCpu) as exc:
+        list(perf_query.script_blocks(Runner(), data, cpu=(os.cpu_count() or 1) + 5,
+                                      diags=diags))
+    assert "no such CPU" in str(exc.value)
+    assert "".join(perf_query.script_blocks(Runner(), data, cpu=0, diags=diags))

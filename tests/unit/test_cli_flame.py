@@ -93,3 +93,31 @@ def test_event_without_events_store_is_a_clear_error(tmp_path: Path) -> None:
     p = run_cli("--store", str(tmp_path / "s"), "flame", "--event", "3")
     assert p.returncode == 2
     assert "--at" in p.stderr or "no event 3" in p.stderr
+
+
+def test_flame_cpu_not_in_the_input_is_a_usage_error() -> None:
+    # the capture is from a 2-CPU VM: CPU 7 does not exist there (it used to print an empty
+    # table and exit 0)
+    src = str(FIXTURES / "profiles" / "burner_idle.txt")
+    ok = run_cli("flame", "--perf-script", src, "--cpu", "1")
+    assert ok.returncode == 0, ok.stderr
+    bad = run_cli("flame", "--perf-script", src, "--cpu", "7")
+    assert bad.returncode == 2 and "--cpu 7" in bad.stderr, (bad.returncode, bad.stderr)
+
+
+def test_flame_output_is_private_and_never_follows_a_symlink(tmp_path: Path) -> None:
+    src = str(FIXTURES / "profiles" / "burner_idle.txt")
+    out = tmp_path / "stacks.folded"
+    out.write_text("old")
+    out.chmod(0o644)
+    proc = run_cli("flame", "--perf-script", src, "--format", "folded", "-o", str(out))
+    assert proc.returncode == 0, proc.stderr
+    assert out.stat().st_mode & 0o777 == 0o600  # an existing 0644 file becomes private
+    assert out.read_text() != "old" and ";" in out.read_text()
+    target = tmp_path / "victim"
+    target.write_text("keep")
+    link = tmp_path / "link"
+    link.symlink_to(target)
+    proc = run_cli("flame", "--perf-script", src, "--format", "folded", "-o", str(link))
+    assert proc.returncode == 2 and "symlink" in proc.stderr, proc.stderr
+    assert target.read_text() == "keep"

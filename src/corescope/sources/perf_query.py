@@ -37,6 +37,10 @@ Progress = Callable[[int, int, str], None]
 BLOCK = 1 << 20  # text is handed to the parser in blocks this size: memory stays bounded
 
 
+class NoSuchCpu(ValueError):
+    """`perf script -C N` for a CPU the recording does not have: a usage error, not a note."""
+
+
 def script_blocks(runner: Runner, data: Path, window: tuple[float, float] | None = None,
                   cpu: int | None = None, diags: list[Diagnostic] | None = None,
                   perf: str = "perf") -> Iterator[str]:
@@ -68,6 +72,9 @@ def script_blocks(runner: Runner, data: Path, window: tuple[float, float] | None
             if proc.returncode not in (0, -9) and diags is not None:
                 err.seek(0)
                 text = err.read().decode(errors="replace").strip()
+                if cpu is not None and "Requested CPU" in text:
+                    raise NoSuchCpu(f"--cpu {cpu}: the profile has no such CPU (perf script: "
+                                    f"{text.splitlines()[-1]})")
                 diags.append(Diagnostic("perf script", f"exit {proc.returncode} on "
                                         f"{data.name}: {text.splitlines()[-1] if text else ''}"))
 

@@ -109,6 +109,29 @@ def load_module(module: str) -> None:
     if module not in _LOADED:
         _LOADED.add(module)
         importlib.import_module(module).register(cli, lab)
+        for group in (cli, lab):
+            for cmd in group.commands.values():
+                written_durations(cmd)
+
+
+def written_durations(cmd: click.Command) -> None:
+    """Show duration defaults as a person writes them (`2s`, `24h`), not as the float
+    a module passed (`2.0`, `86400.0`); the option's value is the same either way."""
+    from corescope.timeparse import format_duration, parse_duration
+    from corescope.views.clitypes import TimeValue
+
+    for p in cmd.params:
+        t, d = p.type, p.default
+        if not (isinstance(t, TimeValue) and t.name == "duration") or isinstance(d, bool):
+            continue
+        try:
+            value = parse_duration(d) if isinstance(d, str) else d
+        except ValueError:
+            continue
+        if isinstance(value, int | float) and value > 0:
+            text = format_duration(value)
+            if parse_duration(text) == value:  # only when the written form reads back exactly
+                p.default = text
 
 
 @click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})

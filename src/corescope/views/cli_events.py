@@ -148,10 +148,13 @@ def report(obj: CliContext, event_id: int | None, since: float | None, until: fl
 
 
 @click.command("nicreset")
-@click.option("--driver", type=click.Choice(nicreset.DRIVERS), default="ena", show_default=True)
-@click.option("--queue", type=click.IntRange(0, 4095), default=5, show_default=True)
+@click.option("--driver", type=click.Choice(nicreset.DRIVERS), default="ena", show_default=True,
+              help="Whose log format to write.")
+@click.option("--queue", type=click.IntRange(0, 4095), default=5, show_default=True,
+              help="The TX queue the lines name as stalled.")
 @click.option("--device", default=None, help="Bus id in the lines [default: per driver].")
-@click.option("--iface", default="eth0", show_default=True)
+@click.option("--iface", default="eth0", show_default=True,
+              help="The interface the lines name.")
 @click.option("--cpu", type=int, default=0, show_default=True,
               help="CPU named by the NETDEV WATCHDOG line (mlx5_core, virtio_net).")
 @click.option("--yes", is_flag=True, help="Consent: this writes lines to the kernel log.")

@@ -30,6 +30,7 @@ from corescope.views.clitypes import (
     emit_json,
     fail,
     open_store_or_fail,
+    write_private,
 )
 from corescope.views.speedscope import Speedscope
 
@@ -151,15 +152,24 @@ def _auto_baseline(store: Store, lo: float, hi: float, gap: float) -> tuple[floa
 def _collect(stream: Iterator[tuple[StackSample, float | None]], include_idle: bool,
              heat: Heatmap | None = None, pp: pprof.Samples | None = None) -> Profile:
     prof = Profile(include_idle=include_idle)
-    for s, t in stream:
-        idle = prof.add(s)
-        if pp is not None:
-            pp.add(s, idle if not include_idle else None)
-        if heat is not None:
-            tt = t if t is not None else s.time
-            if tt is not None:
-                heat.add(tt, idle if not include_idle else is_idle(s))
+    try:
+        for s, t in stream:
+            idle = prof.add(s)
+            if pp is not None:
+                pp.add(s, idle if not include_idle else None)
+            if heat is not None:
+                tt = t if t is not None else s.time
+                if tt is not None:
+                    heat.add(tt, idle if not include_idle else is_idle(s))
+    except perf_query.NoSuchCpu as exc:
+        fail(str(exc))
     return prof
+
+
+def _require_cpu_seen(prof: Profile, cpu: int | None, filtered: bool) -> None:
+    """--cpu N and not one sample on it, idle included: the input has no such CPU."""
+    if cpu is not None and not filtered and prof.samples == 0:
+        fail(f"--cpu {cpu}: no sample on that CPU in the --perf-script input")
 
 
 def _window_options(f: Any) -> Any:
@@ -195,12 +205,15 @@ def register(cli: click.Group, lab: click.Group) -> None:
     @click.option("--baseline-gap", type=DURATION, default="10m", show_default=True,
                   help="For --diff auto: how long before the window the baseline ends.")
     @click.option("--format", "fmt", type=click.Choice(FORMATS), default="top",
-                  show_default=True)
+                  show_default=True,
+                  help="top: a table in the terminal; json; folded (flamegraph.pl); html: an "
+                       "interactive flame graph; pprof (go tool pprof); speedscope.")
     @click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path),
                   default=None, help="Write here instead of stdout.")
     @click.option("--with-pid", is_flag=True, help="Folded stacks as comm-pid.")
     @click.option("--include-idle", is_flag=True, help="Keep idle stacks in the graph.")
-    @click.option("--limit", type=click.IntRange(1, 1000), default=20, show_default=True)
+    @click.option("--limit", type=click.IntRange(1, 1000), default=20, show_default=True,
+                  help="Rows in the top table (hottest functions first).")
     @click.pass_obj
     def flame(obj: CliContext, event: str | None, at: float | None, before: float,
               after: float, cpu: int | None, pid: int | None, comm: str | None,
@@ -232,6 +245,7 @@ def register(cli: click.Group, lab: click.Group) -> None:
             stream = ((s, s.time) for s in
                       perf_query.file_samples(perf_scripts, cpu, diags, progress))
             prof = _collect(scope.tap(_filtered(stream, pid, comm)), include_idle, pp=pp)
+            _require_cpu_seen(prof, cpu, pid is not None or comm is not None)
             report = FlameReport(prof.first_time, prof.last_time, "perf", cpu, prof,
                                  chunks=len(perf_scripts), limit=limit)
         else:
@@ -258,7 +272,8 @@ def register(cli: click.Group, lab: click.Group) -> None:
 
     @cli.command("heatmap")
     @_window_options
-    @click.option("--rows-ms", type=click.IntRange(1, 1000), default=20, show_default=True)
+    @click.option("--rows-ms", type=click.IntRange(1, 1000), default=20, show_default=True,
+                  help="Height of one heatmap row, in ms of each second.")
     @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
     @click.pass_obj
     def heatmap(obj: CliContext, event: str | None, at: float | None, before: float,
@@ -369,7 +384,7 @@ def _emit_flame(report: FlameReport, fmt: str, output: Path | None, with_pid: bo
         data = flame_html.render_html(folded, title, sub, diff=report.baseline is not None
                                       ).encode()
     if output is not None:
-        output.write_bytes(data)
+        write_private(output, data)
         return
     if fmt in ("top", "folded") and sys.stdout.isatty():
         data = term.clean_lines(data.decode(errors="replace")).encode()

@@ -258,7 +258,7 @@ def crashloop(obj: CliContext, interval: float, duration: float, yes: bool) -> N
 @click.option("--yes", is_flag=True, help="Consent: removes the lab's cgroups and files.")
 @click.option("--drop-caches", is_flag=True, help="Also `sync; echo 3 > "
               "/proc/sys/vm/drop_caches` (machine-wide) to free the last pinned memcgs.")
-@click.option("--json", "as_json", is_flag=True)
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 @click.pass_obj
 def clean(obj: CliContext, yes: bool, drop_caches: bool, as_json: bool) -> None:
     """Stop a running crashloop, remove every cgroup under corescope-lab, and delete the

@@ -3,6 +3,7 @@ and the lab's consent and root checks."""
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import sys
@@ -98,6 +99,21 @@ def window_options(default_last: str, last_help: str = "How far back to look.",
 
 def emit_json(data: Any) -> None:
     click.echo(json.dumps(data, indent=2, sort_keys=False, default=str))
+
+
+def write_private(path: Path, data: bytes) -> None:
+    """Write an output file only its owner can read (stacks and logs name other users'
+    processes): 0600 even when the file existed, and never through a symlink; exit 2 on an
+    error."""
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC,
+                     0o600)
+        os.fchmod(fd, 0o600)  # O_TRUNC keeps an existing file's mode
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+    except OSError as exc:
+        why = "it is a symlink (not followed)" if exc.errno == errno.ELOOP else exc.strerror
+        fail(f"cannot write {path}: {why or exc}")
 
 
 def fail(message: str, code: int = EXIT_USAGE) -> None:
