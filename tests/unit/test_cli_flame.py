@@ -81,8 +81,8 @@ def test_usage_errors(tmp_path: Path) -> None:
     assert p.returncode == 2 and "no store" in p.stderr
     p = run_cli("flame", "--perf-script", str(CAPTURE), "--pid", "1", "--comm", "x")
     assert p.returncode == 2
-    p = run_cli("flame", "--perf-script", str(CAPTURE), "--diff", "auto")
-    assert p.returncode == 2 and "need the store" in p.stderr
+    p = run_cli("flame", "--perf-script", str(tmp_path / "missing"))
+    assert p.returncode == 2 and "does not exist" in p.stderr
     p = run_cli("flame", "--at", "yesterday-ish")
     assert p.returncode == 2 and "not a time" in p.stderr
 

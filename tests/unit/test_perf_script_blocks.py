@@ -50,3 +50,43 @@ _JUNK = st.text(alphabet=st.sampled_from("ab\t \n#:[]0123f/."), max_size=40)
 def test_blocks_match_lines_on_mixtures(parts: list[str], points: list[int]):
     text = "\n".join(parts)
     assert list(parse_blocks(cut(text, points), [])) == by_lines(text)
+
+
+def _notes(diags: list) -> list[tuple[int | None, str]]:
+    return [(d.line, d.message) for d in diags]
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_block_notes_name_the_same_lines_as_the_line_parser(name: str):
+    """Issue 12: `flame --perf-script` notes gave line numbers counted from the record, not
+    the file."""
+    text = (FIX / name).read_text(errors="replace")
+    want: list = []
+    list(parse(text.splitlines(keepends=True), want))
+    for size in (1, 7, 64, 4096, 1 << 20):
+        got: list = []
+        list(parse_blocks([text[i : i + size] for i in range(0, len(text), size)], got))
+        assert _notes(got) == _notes(want), (name, size)
+
+
+def test_block_note_line_points_at_the_bad_line():
+    good = (FIX / "burner_idle.txt").read_text()
+    text = good + "this is not a perf script line\n\n" + good
+    bad_line = good.count("\n") + 1
+    diags: list = []
+    list(parse_blocks([text], diags))
+    assert [(d.line, d.message[:15]) for d in diags] == [(bad_line, "unreadable line")]
+    assert text.splitlines()[bad_line - 1] == "this is not a perf script line"
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.one_of(st.sampled_from(NAMES).map(_TEXTS.get), _JUNK), min_size=1,
+                max_size=6),
+       st.lists(st.integers(0, 10**6), max_size=8))
+def test_block_notes_match_lines_on_mixtures(parts: list[str], points: list[int]):
+    text = "\n".join(parts)
+    want: list = []
+    list(parse(text.splitlines(keepends=True), want))
+    got: list = []
+    list(parse_blocks(cut(text, points), got))
+    assert _notes(got) == _notes(want)

@@ -112,9 +112,10 @@ class Profile:
     last_time: float | None = None
 
     def add(self, sample: StackSample) -> bool:
-        """Count one sample; returns whether it was idle."""
-        self.samples += 1
-        self.events[sample.event] += 1
+        """Count one sample (a folded line counts as many); returns whether it was idle."""
+        n = sample.count
+        self.samples += n
+        self.events[sample.event] += n
         t = sample.time
         if t is not None:
             if self.first_time is None or t < self.first_time:
@@ -123,10 +124,10 @@ class Profile:
                 self.last_time = t
         idle = is_idle(sample)
         if idle:
-            self.idle_samples += 1
+            self.idle_samples += n
             if not self.include_idle:
                 return True
-        self.stacks[(sample.comm, sample.pid, sample.frames)] += 1
+        self.stacks[(sample.comm, sample.pid, sample.frames)] += n
         return idle
 
     def extend(self, samples: Iterable[StackSample]) -> Profile:

@@ -34,7 +34,8 @@ class Frame:
 
 @dataclass(frozen=True, slots=True)
 class StackSample:
-    """One sample. `time` is on perf's clock (seconds); `frames` are leaf first."""
+    """One sample. `time` is on perf's clock (seconds); `frames` are leaf first. `count` is
+    above 1 only for a folded-stack line, which stands for that many samples (with no time)."""
 
     comm: str
     pid: int
@@ -43,6 +44,7 @@ class StackSample:
     time: float | None
     event: str
     frames: tuple[Frame, ...]
+    count: int = 1
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,6 +69,10 @@ class ClockAnchor:
         return wall_t - self.offset
 
 
+UNANCHORED = "unanchored"  # clockid of imported boot-relative text with no boot time
+NO_CLOCK = "none"  # clockid of folded stacks: no times at all
+
+
 @dataclass(frozen=True, slots=True)
 class ProfileChunk:
     """One finished, compressed chunk of the ring, as the index holds it.
@@ -87,6 +93,28 @@ class ProfileChunk:
     raw_bytes: int
     samples: int
     hz: int
+
+    @property
+    def format(self) -> str:
+        """What the chunk file holds, from its name: "text" (`perf script` text, symbolised
+        when the chunk closed, or imported), "folded" (folded stacks, no times) or
+        "perf.data" (raw, from stores written before chunks were symbolised)."""
+        if self.path.endswith(".perf.zst"):
+            return "perf.data"
+        if self.path.endswith(".folded.zst"):
+            return "folded"
+        return "text"
+
+    @property
+    def recorded(self) -> bool:
+        """Written by `record` (named chunk-*), not imported."""
+        return self.path.rsplit("/", 1)[-1].startswith("chunk-")
+
+    @property
+    def anchored(self) -> bool:
+        """Whether wall times are real UTC: false for imported boot-relative text that no
+        boot time anchored (its "wall" times are then perf's clock)."""
+        return self.clockid not in (UNANCHORED, NO_CLOCK)
 
     def perf_window(self, wall_start: float, wall_end: float) -> tuple[float, float] | None:
         """The perf-clock stretch of this chunk inside a wall-clock window, or None."""

@@ -7,6 +7,13 @@ perf's clock, so a query never counts a sample twice. A fresh process per chunk 
 perf's memory: long-running perf processes bloat. If one still grows past `rss_limit` it is
 rotated early; if perf dies it is restarted (with back-off when it keeps dying).
 
+Symbols: each finished chunk is symbolised at once (`perf script` with the ring's field list
+over the chunk's own stretch of time) and only that text is kept, zstd-compressed. A process
+that exits, or whose binary is deleted (a container torn down), after its chunk closed still
+resolves at query time, which a perf.data read hours later cannot promise. The raw perf.data
+is not kept: its stacks are in the text, and a build-id cache would grow with every binary the
+node ever ran.
+
 Clock alignment: perf runs with `-k CLOCK_MONOTONIC`, so sample times are CLOCK_MONOTONIC
 seconds. At each spawn we read CLOCK_MONOTONIC and the wall clock together (`capture_anchor`)
 and store the offset with the chunk; `ClockAnchor.to_wall` is the only conversion.
@@ -35,6 +42,10 @@ from corescope.sources.clock import read_offset
 log = logging.getLogger(__name__)
 
 CLOCKID = "CLOCK_MONOTONIC"
+# What the ring keeps of each sample (and what queries of old perf.data chunks ask for).
+SCRIPT_FIELDS = "comm,pid,tid,cpu,time,event,ip,sym,dso"
+TEXT_SUFFIX = ".txt.zst"  # a symbolised chunk: `perf script` text, zstd
+PERF_SUFFIX = ".perf.zst"  # a raw perf.data chunk (stores written before symbolising)
 PERF_MISSING = "perf not found: install linux-perf, or run with --no-profile"
 DEFAULT_RSS_LIMIT = 512 * 1024 * 1024
 
@@ -274,23 +285,25 @@ class PerfRing:
                 p.unlink()
 
     def _finish(self, r: _Running, own_end: float) -> None:
-        """Count the chunk's own samples, compress it, hand it to on_chunk."""
+        """Symbolise the chunk's own samples into compressed text, hand it to on_chunk."""
         try:
             if not r.raw.exists() or own_end <= r.own_start:
                 return
             raw_bytes = r.raw.stat().st_size
-            samples = count_samples(self.runner, r.raw, r.own_start, own_end, self.perf)
-            if samples is None:
-                self.on_problem(f"chunk {r.raw.name} is unreadable by perf script; dropped")
+            dst = r.raw.with_suffix(TEXT_SUFFIX)
+            done = symbolise(self.runner, r.raw, r.own_start, own_end, dst, self.perf)
+            if isinstance(done, str):
+                self.on_problem(f"chunk {r.raw.name} is unreadable by perf script ({done}); "
+                                "dropped")
+                with contextlib.suppress(OSError):
+                    dst.unlink()
                 return
-            dst = r.raw.with_suffix(".perf.zst")
-            size = compress_file(r.raw, dst)
             chunk = ProfileChunk(
                 id=0, path=f"{self.rel_prefix}/{dst.name}", clockid=CLOCKID,
                 perf_start=r.own_start, perf_end=own_end,
                 wall_start=r.anchor.to_wall(r.own_start), wall_end=r.anchor.to_wall(own_end),
-                clock_offset=r.anchor.offset, bytes=size, raw_bytes=raw_bytes,
-                samples=samples, hz=self.hz,
+                clock_offset=r.anchor.offset, bytes=dst.stat().st_size, raw_bytes=raw_bytes,
+                samples=done, hz=self.hz,
             )
             self.on_chunk(chunk)
             self.chunks_written += 1
@@ -303,6 +316,38 @@ class PerfRing:
 def time_arg(lo: float, hi: float) -> str:
     """`perf script --time` takes sec.nsec; nine decimals keep nanoseconds exact."""
     return f"{lo:.9f},{hi:.9f}"
+
+
+def symbolise(runner: Runner, raw: Path, lo: float, hi: float, dst: Path,
+              perf: str = "perf", level: int = 3) -> int | str:
+    """`perf script -F SCRIPT_FIELDS --time lo,hi` of `raw`, streamed into `dst` (created 0600)
+    zstd-compressed. Returns the number of samples written, or why perf could not read it."""
+    argv = [perf, "script", "-i", str(raw), "-F", SCRIPT_FIELDS, "--time", time_arg(lo, hi)]
+    with tempfile.TemporaryFile() as err:
+        try:
+            proc = runner.start(argv, stdout=subprocess.PIPE, stderr=err)
+        except ToolMissing:
+            return PERF_MISSING
+        assert proc.stdout is not None
+        samples = 0
+        last = b""
+        try:
+            fd = os.open(dst, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+            with os.fdopen(fd, "wb") as fout, \
+                    zstandard.ZstdCompressor(level=level).stream_writer(fout) as out:
+                while block := proc.stdout.read(1 << 20):
+                    # with -g every record ends in a blank line: count those
+                    samples += block.count(b"\n\n") + (last == b"\n" and block[:1] == b"\n")
+                    last = block[-1:]
+                    out.write(block)
+        finally:
+            proc.stdout.close()
+            rc = proc.wait()
+        if rc != 0:
+            err.seek(0)
+            lines = err.read().decode(errors="replace").strip().splitlines()
+            return lines[-1] if lines else f"perf script exit {rc}"
+    return samples
 
 
 def count_samples(runner: Runner, raw: Path, lo: float, hi: float,

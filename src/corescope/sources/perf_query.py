@@ -1,21 +1,22 @@
-"""Time travel over the profile ring, and reading `perf script` files offline.
+"""Time travel over the profile ring.
 
-A query picks only the chunks whose wall span meets the window, decompresses each to a
-private temporary file (perf needs a seekable perf.data), and streams `perf script --time
-<window on perf's clock> [-C cpu]` through the parser. Work is proportional to the window,
-not the ring, and nothing holds a whole file in memory.
+A query picks only the chunks whose wall span meets the window. A chunk is `perf script`
+text (symbolised when it closed, or imported): it is stream-decompressed through the block
+parser, keeping the window's samples and CPU. Old stores also hold raw perf.data chunks:
+those are decompressed to a private temporary file (perf needs a seekable file) and read
+through `perf script --time <window on perf's clock> [-C cpu]`. Work is proportional to the
+window, not the ring, and nothing holds a whole chunk in memory.
 """
 
 from __future__ import annotations
 
 import contextlib
 import fcntl
-import gzip
 import io
 import os
 import subprocess
 import tempfile
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import zstandard
@@ -23,13 +24,14 @@ import zstandard
 from corescope.model.common import Diagnostic
 from corescope.model.profiles import ProfileChunk, StackSample
 from corescope.runner import Runner, ToolMissing
-from corescope.sources import perf_script
-from corescope.sources.perf import PERF_MISSING, decompress_file, time_arg
+from corescope.sources import folded, perf_script
+from corescope.sources.perf import PERF_MISSING, SCRIPT_FIELDS, decompress_file, time_arg
+from corescope.sources.perf_import import InputError, open_binary, text_blocks
 from corescope.store import profiles as ring
 from corescope.store.db import Store
 
 _F_SETPIPE_SZ = getattr(fcntl, "F_SETPIPE_SZ", 1031)
-SCRIPT_FIELDS = "comm,pid,tid,cpu,time,event,ip,sym,dso"
+__all__ = ["SCRIPT_FIELDS", "ring_samples", "script_blocks"]
 
 Progress = Callable[[int, int, str], None]
 
@@ -82,15 +84,18 @@ def script_blocks(runner: Runner, data: Path, window: tuple[float, float] | None
 def ring_samples(store: Store, runner: Runner, wall_start: float, wall_end: float,
                  cpu: int | None = None, diags: list[Diagnostic] | None = None,
                  progress: Progress | None = None,
-                 chunks: list[ProfileChunk] | None = None) -> Iterator[tuple[StackSample, float]]:
-    """(sample, wall time) for every sample in [wall_start, wall_end), optionally one CPU."""
+                 chunks: list[ProfileChunk] | None = None,
+                 whole: bool = False) -> Iterator[tuple[StackSample, float | None]]:
+    """(sample, wall time) for every sample in [wall_start, wall_end), optionally one CPU.
+    `whole`: every sample of the given chunks, whatever their span (folded stacks, which
+    have no times, are read only then or when their declared span meets the window)."""
     diags = diags if diags is not None else []
     if chunks is None:
         chunks = ring.chunks_overlapping(store, wall_start, wall_end)
-    work_dir = ring.profile_dir(Path(store.directory))
     for i, chunk in enumerate(chunks):
-        win = chunk.perf_window(wall_start, wall_end)
-        if win is None:
+        win = (chunk.perf_start, chunk.perf_end) if whole else \
+            chunk.perf_window(wall_start, wall_end)
+        if win is None and chunk.format != "folded":
             continue
         if progress is not None:
             progress(i + 1, len(chunks), chunk.path)
@@ -98,68 +103,73 @@ def ring_samples(store: Store, runner: Runner, wall_start: float, wall_end: floa
         if not src.exists():
             diags.append(Diagnostic("profile ring", f"chunk file missing: {chunk.path}"))
             continue
-        fd, tmp = tempfile.mkstemp(prefix=".query-", suffix=".data", dir=work_dir)
-        os.close(fd)
-        try:
-            try:
-                decompress_file(src, Path(tmp))
-            except (OSError, zstandard.ZstdError) as exc:
-                diags.append(Diagnostic("profile ring", f"cannot decompress {chunk.path}: {exc}"))
+        if chunk.format == "perf.data":
+            assert win is not None
+            yield from _perf_data_samples(store, runner, chunk, src, win, cpu, diags)
+        elif chunk.format == "folded":
+            if cpu is not None:
+                diags.append(Diagnostic(chunk.path, "folded stacks carry no CPU: left out "
+                                        "of a per-CPU query"))
                 continue
-            lo, hi = win
-            blocks = script_blocks(runner, Path(tmp), win, cpu, diags)
-            for s in perf_script.parse_blocks(blocks, diags, source=chunk.path):
-                if s.time is None or not (lo <= s.time < hi):
-                    continue  # the hand-over boundary belongs to the next chunk
-                if cpu is not None and s.cpu != cpu:
-                    continue
-                yield s, s.time + chunk.clock_offset
-        finally:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp)
-
-
-def open_blocks(path: Path) -> Iterator[str]:
-    """Text of a `perf script` file, plain, gzipped or zstd-compressed (by magic), in blocks
-    of up to BLOCK chars."""
-    with open(path, "rb") as raw:
-        magic = raw.read(4)
-        raw.seek(0)
-        stream: io.RawIOBase | io.BufferedIOBase | gzip.GzipFile
-        if magic[:2] == b"\x1f\x8b":
-            stream = gzip.GzipFile(fileobj=raw)
-        elif magic == b"\x28\xb5\x2f\xfd":
-            stream = zstandard.ZstdDecompressor().stream_reader(raw)  # type: ignore[assignment]
+            for s in folded.parse_blocks(_chunk_text(src, chunk, diags), diags, chunk.path):
+                yield s, None
         else:
-            stream = raw
-        text = io.TextIOWrapper(stream, encoding="utf-8", errors="replace")  # type: ignore[arg-type]
+            assert win is not None
+            yield from _text_samples(src, chunk, win, cpu, diags)
+
+
+def _chunk_text(src: Path, chunk: ProfileChunk, diags: list[Diagnostic]) -> Iterator[str]:
+    """A chunk file's text in blocks; a damaged one keeps what was read and says so."""
+    try:
+        stream = open_binary(src)
+    except InputError as exc:
+        diags.append(Diagnostic("profile ring", f"cannot read {chunk.path}: {exc}"))
+        return
+    with stream:
+        yield from text_blocks(stream, diags, chunk.path)
+
+
+def _text_samples(src: Path, chunk: ProfileChunk, win: tuple[float, float], cpu: int | None,
+                  diags: list[Diagnostic]) -> Iterator[tuple[StackSample, float | None]]:
+    """A symbolised (or imported) chunk: stream-decompress, parse, keep the window's CPU."""
+    lo, hi = win
+    offset = chunk.clock_offset
+    # the recorder's chunks come from one perf script, which prints in time order: stop at
+    # the window's end (imported text may be in any order: read it all)
+    ordered = chunk.recorded
+    for s in perf_script.parse_blocks(_chunk_text(src, chunk, diags), diags, chunk.path):
+        t = s.time
+        if t is None or not (lo <= t < hi):
+            if ordered and t is not None and t >= hi:
+                break
+            continue  # the hand-over boundary belongs to the next chunk
+        if cpu is not None and s.cpu != cpu:
+            continue
+        yield s, t + offset
+
+
+def _perf_data_samples(store: Store, runner: Runner, chunk: ProfileChunk, src: Path,
+                       win: tuple[float, float], cpu: int | None, diags: list[Diagnostic]
+                       ) -> Iterator[tuple[StackSample, float | None]]:
+    """A raw perf.data chunk (stores from before chunks were symbolised): perf needs a
+    seekable file, so decompress to a private temporary one and run perf script on it."""
+    work_dir = ring.profile_dir(Path(store.directory))
+    fd, tmp = tempfile.mkstemp(prefix=".query-", suffix=".data", dir=work_dir)
+    os.close(fd)
+    try:
         try:
-            while block := text.read(BLOCK):
-                yield block
-        except (OSError, EOFError, zstandard.ZstdError) as exc:
-            # a truncated .gz/.zst: keep what was read, say where it stopped
-            raise _Truncated(str(exc)) from exc
-
-
-class _Truncated(Exception):
-    pass
-
-
-def file_samples(paths: Iterable[Path], cpu: int | None = None,
-                 diags: list[Diagnostic] | None = None,
-                 progress: Progress | None = None) -> Iterator[StackSample]:
-    """Samples from existing `perf script` outputs (the user's own captures), no store."""
-    diags = diags if diags is not None else []
-    paths = list(paths)
-    for i, p in enumerate(paths):
-        if progress is not None:
-            progress(i + 1, len(paths), str(p))
-        try:
-            for s in perf_script.parse_blocks(open_blocks(p), diags, source=str(p)):
-                if cpu is not None and s.cpu != cpu:
-                    continue
-                yield s
-        except _Truncated as exc:
-            diags.append(Diagnostic(str(p), f"compressed file ends early: {exc}"))
-        except OSError as exc:
-            diags.append(Diagnostic(str(p), f"cannot read: {exc}"))
+            decompress_file(src, Path(tmp))
+        except (OSError, zstandard.ZstdError) as exc:
+            diags.append(Diagnostic("profile ring", f"cannot decompress {chunk.path}: {exc}"))
+            return
+        lo, hi = win
+        blocks = script_blocks(runner, Path(tmp), win, cpu, diags)
+        for s in perf_script.parse_blocks(blocks, diags, source=chunk.path):
+            if s.time is None or not (lo <= s.time < hi):
+                continue  # the hand-over boundary belongs to the next chunk
+            if cpu is not None and s.cpu != cpu:
+                continue
+            yield s, s.time + chunk.clock_offset
+    finally:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)

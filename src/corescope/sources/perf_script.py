@@ -20,7 +20,7 @@ SOURCE = "perf script"
 # comm [pid/]tid [cpu] time: [period] event: [rest]
 # comm may hold spaces ("Web Content"); event names may hold colons ("sched:sched_switch",
 # "cpu-clock:ppp"), so the event is the shortest run of non-blanks ending in ": " or ":$".
-_HEADER = re.compile(
+HEADER = re.compile(
     r"^(?P<comm>\S.*?)\s+(?P<pid>-?\d+)(?:/(?P<tid>-?\d+))?\s+"
     r"(?:\[(?P<cpu>\d+)\]\s+)?"
     r"(?:(?P<time>\d+\.\d+):\s+)?"
@@ -127,7 +127,7 @@ def _parse_frame(rest: str, kaddr: bool) -> Frame | None:
 
 
 def _header(line: str) -> dict[str, str | None] | None:
-    m = _HEADER.match(line)
+    m = HEADER.match(line)
     return m.groupdict() if m else None
 
 
@@ -147,15 +147,18 @@ def parse(
     lines: Iterable[str | bytes],
     diagnostics: list[Diagnostic] | None = None,
     source: str = SOURCE,
+    first_line: int = 1,
 ) -> Iterator[StackSample]:
-    """Yield one StackSample per record in `lines`; append what was skipped to diagnostics."""
+    """Yield one StackSample per record in `lines`; append what was skipped to diagnostics
+    (line numbers count from `first_line`: the block parser hands over records from the
+    middle of a file)."""
     diags = diagnostics if diagnostics is not None else []
     cache = _FrameCache()
     head: dict[str, str | None] | None = None
     head_no = 0
     texts: list[str] = []  # the record's frame lines, parsed at its end through the cache
     skipping = False  # inside an unreadable record: drop lines until the next blank line
-    lineno = 0
+    lineno = first_line - 1
     dropped = 0
 
     def note(msg: str, at: int) -> None:
@@ -244,11 +247,12 @@ def parse_blocks(
     """The same samples as `parse`, from blocks of text of any size (1 MiB reads of perf
     script's pipe). Records are split on blank lines and a whole stack is looked up as one
     string, so the common case runs in C; a record that is not well formed goes through
-    `parse` line by line (its diagnostics' line numbers then count from that record)."""
+    `parse` line by line, told the line it starts on so its notes name the right line."""
     diags = diagnostics if diagnostics is not None else []
     cache = _FrameCache()
     bodies: dict[str, tuple[Frame, ...]] = {}
     tail = ""
+    base = 1  # the line number `tail` starts on
     for block in blocks:
         text = tail + block
         cut = text.rfind("\n\n")
@@ -256,16 +260,30 @@ def parse_blocks(
             tail = text  # no record ends in this block yet (bounded by one record's size)
             continue
         tail = text[cut + 2 :]
-        yield from _records(text[:cut], cache, bodies, diags, source)
+        yield from _records(text[:cut], base, cache, bodies, diags, source)
+        base += text.count("\n", 0, cut + 2)
     if tail.strip():
         # input that ends without a blank line: the careful path says what was cut short
-        yield from parse(tail.splitlines(), diags, source)
+        yield from parse(tail.splitlines(), diags, source, base)
 
 
-def _records(text: str, cache: _FrameCache, bodies: dict[str, tuple[Frame, ...]],
+def _records(text: str, base: int, cache: _FrameCache, bodies: dict[str, tuple[Frame, ...]],
              diags: list[Diagnostic], source: str) -> Iterator[StackSample]:
-    for rec in text.split("\n\n"):
-        rec = rec.strip("\n")
+    pos = 0  # where the current record starts in `text`
+    counted, line = 0, base  # line numbers are counted lazily, only when a note needs one
+
+    def line_at(at: int) -> int:
+        nonlocal counted, line
+        line += text.count("\n", counted, at)
+        counted = at
+        return line
+
+    for raw in text.split("\n\n"):
+        start = pos
+        pos += len(raw) + 2
+        rec = raw.lstrip("\n")
+        start += len(raw) - len(rec)
+        rec = rec.rstrip("\n")
         if not rec:
             continue
         nl = rec.find("\n")
@@ -274,9 +292,9 @@ def _records(text: str, cache: _FrameCache, bodies: dict[str, tuple[Frame, ...]]
         if header[:1] not in ("\t", " ", "#", "") and (
             nl < 0 or not _NOT_A_FRAME_LINE.search(rec, nl)
         ):
-            m = _HEADER.match(header.rstrip("\r"))
+            m = HEADER.match(header.rstrip("\r"))
         if m is None:
-            yield from parse([*rec.split("\n"), ""], diags, source)
+            yield from parse([*rec.split("\n"), ""], diags, source, line_at(start))
             continue
         body = "" if nl < 0 else rec[nl + 1 :]
         frames = bodies.get(body)
@@ -287,7 +305,8 @@ def _records(text: str, cache: _FrameCache, bodies: dict[str, tuple[Frame, ...]]
         s = _sample(m.groupdict(), frames)
         if s is None:
             if len(diags) < _MAX_DIAGNOSTICS:
-                diags.append(Diagnostic(source, "unreadable numbers in record header"))
+                diags.append(Diagnostic(source, "unreadable numbers in record header",
+                                        line_at(start)))
             continue
         yield s
 

@@ -8,10 +8,17 @@ maps one to the other for that chunk.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
+import math
 import os
+import uuid
+from collections.abc import Iterable
 from pathlib import Path
+from typing import BinaryIO
 
-from corescope.model.profiles import ProfileChunk
+import zstandard
+
+from corescope.model.profiles import NO_CLOCK, ProfileChunk
 from corescope.store.db import Store, ensure_private_dir
 
 PROFILE_DIR = "profiles"
@@ -57,6 +64,87 @@ def add_chunk(store: Store, chunk: ProfileChunk) -> int:
         return int(cur.lastrowid or 0)
 
 
+_SUFFIX = {"text": ".txt.zst", "folded": ".folded.zst"}
+
+
+class ChunkWriter:
+    """Adds a chunk of text to the ring: `perf script` text (the ring's own format, or any
+    `perf script` output a user brings) or folded stacks. Text is written zstd-compressed, as
+    it streams, to a private file under <store>/profiles/; `commit` indexes it once its span
+    is known, `discard` (or leaving the `with` block without commit) removes it.
+
+        with ChunkWriter(store) as w:
+            for block in blocks: w.write(block)
+            w.commit(clockid="CLOCK_REALTIME", perf_start=t0, perf_end=t1, clock_offset=0.0,
+                     samples=n)
+    """
+
+    def __init__(self, store: Store, fmt: str = "text", prefix: str = "import",
+                 level: int = 3) -> None:
+        if fmt not in _SUFFIX:
+            raise ValueError(f"chunk format {fmt!r}: expected one of {sorted(_SUFFIX)}")
+        self.store = store
+        name = f"{prefix}-{uuid.uuid4().hex[:16]}{_SUFFIX[fmt]}"
+        self.rel = f"{PROFILE_DIR}/{name}"
+        self.path = profile_dir(Path(store.directory)) / name
+        fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+        self._file: BinaryIO = os.fdopen(fd, "wb")
+        self._out = zstandard.ZstdCompressor(level=level).stream_writer(self._file)
+        self.raw_bytes = 0
+        self._done = False
+
+    def write(self, text: str | bytes) -> None:
+        data = text.encode("utf-8", "surrogateescape") if isinstance(text, str) else text
+        self.raw_bytes += len(data)
+        self._out.write(data)
+
+    def commit(self, *, clockid: str, perf_start: float, perf_end: float, clock_offset: float,
+               samples: int, hz: int = 0) -> ProfileChunk:
+        """Index the chunk: [perf_start, perf_end) on the text's own clock, which maps to the
+        wall clock by adding clock_offset (0 for epoch timestamps). hz 0 = not known."""
+        if not all(map(math.isfinite, (perf_start, perf_end, clock_offset))) or \
+                perf_end < perf_start:
+            raise ValueError(f"chunk span [{perf_start}, {perf_end}) + {clock_offset}")
+        self._out.close()  # flushes the frame and closes the file
+        self._done = True
+        chunk = ProfileChunk(
+            0, self.rel, clockid, perf_start, perf_end, perf_start + clock_offset,
+            perf_end + clock_offset, clock_offset, self.path.stat().st_size, self.raw_bytes,
+            samples, hz)
+        try:
+            cid = add_chunk(self.store, chunk)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                self.path.unlink()
+            raise
+        return dataclasses.replace(chunk, id=cid)
+
+    def discard(self) -> None:
+        if not self._done:
+            self._done = True
+            with contextlib.suppress(Exception):
+                self._out.close()
+            with contextlib.suppress(OSError):
+                self.path.unlink()
+
+    def __enter__(self) -> ChunkWriter:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.discard()
+
+
+def add_text_chunk(store: Store, text: str | bytes | Iterable[str | bytes], *, clockid: str,
+                   perf_start: float, perf_end: float, clock_offset: float, samples: int,
+                   hz: int = 0, fmt: str = "text", prefix: str = "import") -> ProfileChunk:
+    """One call for a caller that already knows the chunk's span (see ChunkWriter)."""
+    with ChunkWriter(store, fmt, prefix) as w:
+        for part in [text] if isinstance(text, str | bytes) else text:
+            w.write(part)
+        return w.commit(clockid=clockid, perf_start=perf_start, perf_end=perf_end,
+                        clock_offset=clock_offset, samples=samples, hz=hz)
+
+
 def _row(r: tuple) -> ProfileChunk:
     return ProfileChunk(int(r[0]), str(r[1]), str(r[2]), float(r[3]), float(r[4]), float(r[5]),
                         float(r[6]), float(r[7]), int(r[8]), int(r[9]), int(r[10]), int(r[11]))
@@ -75,6 +163,14 @@ def chunks_overlapping(store: Store, wall_start: float, wall_end: float) -> list
 def all_chunks(store: Store) -> list[ProfileChunk]:
     return [_row(r) for r in store.query(
         f"SELECT {_COLS} FROM profile_chunks ORDER BY wall_start")]
+
+
+def record_span(store: Store) -> tuple[float, float] | None:
+    """(oldest wall_start, newest wall_end) of the ring's timed chunks (folded stacks have no
+    times), or None when it holds none."""
+    r = store.query("SELECT MIN(wall_start), MAX(wall_end) FROM profile_chunks "
+                    "WHERE clockid != ?", (NO_CLOCK,))[0]
+    return None if r[0] is None else (float(r[0]), float(r[1]))
 
 
 def summary(store: Store) -> tuple[int, float | None, float | None, int, int]:

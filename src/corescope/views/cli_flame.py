@@ -1,23 +1,26 @@
-"""`corescope flame` and `corescope heatmap`: time travel over the profile ring (or over
-existing `perf script` files with --perf-script), per CPU, against a baseline."""
+"""`corescope flame` and `corescope heatmap`: time travel over the profile ring, per CPU,
+against a baseline. Saved `perf script` files (--perf-script) are imported into a temporary
+store and read by the same ring query, so windows, --event and --diff work on them too."""
 
 from __future__ import annotations
 
 import json
 import sys
+import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import click
+from click.core import ParameterSource
 
 from corescope.analysis.flame import Profile, diff_folded, is_idle
 from corescope.analysis.flame_report import FlameReport, top_table
 from corescope.analysis.subsecond import Heatmap
 from corescope.model.common import Diagnostic
 from corescope.model.profiles import StackSample
-from corescope.sources import perf_query
+from corescope.sources import perf_import, perf_query
 from corescope.store import events as store_events
 from corescope.store import profiles as ring
 from corescope.store.db import Store
@@ -82,55 +85,123 @@ def _filtered(samples: Iterator[tuple[StackSample, float | None]], pid: int | No
         yield s, t
 
 
-class Window:
-    def __init__(self, start: float | None, end: float | None, clock: str) -> None:
-        self.start, self.end, self.clock = start, end, clock
+class _Source:
+    """Where the samples come from: the store's ring, or (--perf-script) the user's files
+    imported into a temporary store, which the same ring query then reads."""
+
+    def __init__(self, store: Store, offline: bool, tmp: tempfile.TemporaryDirectory | None
+                 = None) -> None:
+        self.store, self.offline, self._tmp = store, offline, tmp
+
+    def close(self) -> None:
+        self.store.close()
+        if self._tmp is not None:
+            self._tmp.cleanup()
 
 
-def _open_store(obj: CliContext) -> Store:
-    return open_store_or_fail(obj)
+def _open_source(obj: CliContext, inputs: tuple[str, ...], boot_time: float | None,
+                 diags: list[Diagnostic]) -> _Source:
+    if not inputs:
+        return _Source(open_store_or_fail(obj), False)
+    tmp = tempfile.TemporaryDirectory(prefix="corescope-flame-")
+    store = Store.open(Path(tmp.name) / "store")
+    src = _Source(store, True, tmp)
+    skipped = []
+    for path in perf_import.expand(inputs):
+        got = perf_import.import_input(store, path, boot_time=boot_time, diags=diags)
+        if got.skipped:
+            skipped.append(f"{got.name}: {got.skipped}")
+            diags.append(Diagnostic(got.name, f"skipped: {got.skipped}"))
+    chunks = ring.all_chunks(store)
+    if not chunks:
+        src.close()
+        fail("no samples in the --perf-script input" +
+             (f" ({'; '.join(skipped[:3])})" if skipped else ""))
+    timed = {c.anchored for c in chunks if c.format == "text"}
+    if len(timed) > 1:
+        diags.append(Diagnostic("--perf-script", "inputs mix wall-clock and boot-relative "
+                                "times: give --boot-time to put them on one clock"))
+    return src
 
 
-def _ring_window(store: Store, at: float | None, event: str | None, before: float,
-                 after: float) -> tuple[float, float]:
+def _resolve_window(obj: CliContext, src: _Source, at: float | None, event: str | None,
+                    before: float, after: float, explicit: bool) -> tuple[float, float, bool]:
+    """(start, end, whole) of the window on the chunks' wall clock. Offline input with no
+    window options is read whole; with --before/--after alone the window ends at its end."""
+    store = src.store
+    chunks = ring.all_chunks(store)
+    if src.offline and all(c.format == "folded" for c in chunks):
+        if event is not None or at is not None or explicit:
+            fail("folded stacks carry no times: they are read whole (drop --at, --before, "
+                 "--after, --event and --diff, or give perf script text)")
+        return 0.0, 0.0, True
     if event is not None:
+        if src.offline and not all(c.anchored for c in chunks if c.format == "text"):
+            fail("--event needs wall-clock times, but this perf script input is on perf's "
+                 "boot-relative clock: give --boot-time (the boot's wall time)")
+        events_store = open_store_or_fail(obj) if src.offline else store
         try:
-            at = resolve_event(store, event)
+            at = resolve_event(events_store, event)
         except EventError as exc:
             fail(str(exc))
+    span = ring.record_span(store)
+    if src.offline and at is None:
+        assert span is not None  # not folded only
+        if not explicit:
+            return span[0], span[1], True
+        at = span[1]  # --before alone counts back from the input's end
     if at is None:
         at = time.time()
-    return at - before, at + after
-
-
-def _window_stream(obj: CliContext, at: float | None, event: str | None, before: float,
-                   after: float, cpu: int | None, diags: list[Diagnostic],
-                   progress: _Progress) -> tuple[Store, float, float, Any, int]:
-    """The store, the wall-clock window asked for, and the ring's samples in it (exit 2 when
-    the ring holds none there)."""
-    store = _open_store(obj)
-    lo, hi = _ring_window(store, at, event, before, after)
-    stream, nchunks = _ring_stream(obj, store, lo, hi, cpu, diags, progress)
-    if nchunks == 0:
-        _no_chunks(store, lo, hi)
-    return store, lo, hi, stream, nchunks
+    return at - before, at + after, False
 
 
 def _ring_stream(obj: CliContext, store: Store, lo: float, hi: float, cpu: int | None,
-                 diags: list[Diagnostic], progress: _Progress
-                 ) -> tuple[Iterator[tuple[StackSample, float | None]], int]:
-    chunks = ring.chunks_overlapping(store, lo, hi)
-    it = perf_query.ring_samples(store, obj.runner, lo, hi, cpu, diags, progress, chunks)
-    return ((s, t) for s, t in it), len(chunks)
+                 diags: list[Diagnostic], progress: _Progress, whole: bool = False
+                 ) -> tuple[Iterator[tuple[StackSample, float | None]], int, bool]:
+    """The samples, the number of chunks read, and whether their times are UTC."""
+    chunks = ring.all_chunks(store) if whole else ring.chunks_overlapping(store, lo, hi)
+    it = perf_query.ring_samples(store, obj.runner, lo, hi, cpu, diags, progress, chunks,
+                                 whole=whole)
+    anchored = all(c.anchored for c in chunks) and bool(chunks)
+    return ((s, t) for s, t in it), len(chunks), anchored
 
 
-def _no_chunks(store: Store, lo: float, hi: float) -> None:
-    n, oldest, newest, _b, _s = ring.summary(store)
+def _window_stream(obj: CliContext, src: _Source, at: float | None, event: str | None,
+                   before: float, after: float, explicit: bool, cpu: int | None,
+                   diags: list[Diagnostic], progress: _Progress) -> _Window:
+    """The window asked for and the ring's samples in it (exit 2 when no chunk covers it)."""
+    lo, hi, whole = _resolve_window(obj, src, at, event, before, after, explicit)
+    stream, nchunks, anchored = _ring_stream(obj, src.store, lo, hi, cpu, diags, progress,
+                                             whole)
+    if nchunks == 0:
+        _no_chunks(src, lo, hi)
+    folded_only = whole and lo == hi == 0.0
+    return _Window(None if folded_only else lo, None if folded_only else hi, whole,
+                   "wall" if anchored else "perf", stream, nchunks)
+
+
+class _Window:
+    def __init__(self, start: float | None, end: float | None, whole: bool, clock: str,
+                 stream: Iterator[tuple[StackSample, float | None]], chunks: int) -> None:
+        self.start, self.end, self.whole, self.clock = start, end, whole, clock
+        self.stream, self.chunks = stream, chunks
+
+
+def _show(t: float, clock: str) -> str:
+    return iso(t) if clock == "wall" else f"{t:.6f} (perf clock)"
+
+
+def _no_chunks(src: _Source, lo: float, hi: float) -> None:
+    n, oldest, newest, _b, _s = ring.summary(src.store)
     if n == 0:
         fail("the profile ring is empty: run `corescope record` (profiling is on unless "
              "--no-profile) and try again")
-    fail(f"no profile chunks cover {iso(lo)} .. {iso(hi)}; the ring holds "
-         f"{iso(oldest or 0)} .. {iso(newest or 0)} ({n} chunks)")
+    clock = "wall" if all(c.anchored for c in ring.all_chunks(src.store)) else "perf"
+    what = "the --perf-script input holds" if src.offline else "the ring holds"
+    hint = ("; times without a --boot-time are perf's boot-relative seconds"
+            if clock == "perf" else "")
+    fail(f"no profile chunks cover {_show(lo, clock)} .. {_show(hi, clock)}; {what} "
+         f"{_show(oldest or 0, clock)} .. {_show(newest or 0, clock)} ({n} chunks){hint}")
 
 
 def _auto_baseline(store: Store, lo: float, hi: float, gap: float) -> tuple[float, float, str]:
@@ -166,10 +237,12 @@ def _collect(stream: Iterator[tuple[StackSample, float | None]], include_idle: b
     return prof
 
 
-def _require_cpu_seen(prof: Profile, cpu: int | None, filtered: bool) -> None:
-    """--cpu N and not one sample on it, idle included: the input has no such CPU."""
+def _require_cpu_seen(prof: Profile, cpu: int | None, filtered: bool, offline: bool) -> None:
+    """--cpu N and not one sample on it, idle included (cpu-clock ticks idle CPUs too): the
+    input has no such CPU."""
     if cpu is not None and not filtered and prof.samples == 0:
-        fail(f"--cpu {cpu}: no sample on that CPU in the --perf-script input")
+        where = "the --perf-script input" if offline else "the ring's window"
+        fail(f"--cpu {cpu}: no sample on that CPU in {where}")
 
 
 def _window_options(f: Any) -> Any:
@@ -183,17 +256,37 @@ def _window_options(f: Any) -> Any:
         click.option("--after", type=DURATION, default="0s", show_default=True,
                      help="Window length after --at."),
         click.option("--cpu", type=click.IntRange(min=0), default=None,
-                     help="Only this CPU (perf script -C)."),
+                     help="Only this CPU."),
         click.option("--pid", type=int, default=None, help="Only this process (or thread)."),
         click.option("--comm", default=None, help="Only this process name."),
         click.option("--perf-script", "perf_scripts", multiple=True,
-                     type=click.Path(exists=True, dir_okay=False, path_type=Path),
-                     help="Read existing `perf script` output (plain, .gz or .zst) instead "
-                          "of the store; repeatable."),
+                     type=click.Path(exists=True, allow_dash=True),
+                     help="Read saved `perf script` output or folded stacks instead of the "
+                          "store: files, folders of chunks, or - for stdin (plain, .gz, "
+                          ".zst); repeatable, and more paths may follow it."),
+        click.option("--boot-time", type=INSTANT, default=None,
+                     help="With --perf-script: the boot's wall time, to place perf's "
+                          "boot-relative timestamps on the wall clock."),
+        click.argument("more_inputs", nargs=-1, metavar="[FILE]...",
+                       type=click.Path(exists=True, allow_dash=True)),
     ]
     for o in reversed(opts):
         f = o(f)
     return f
+
+
+def _inputs(perf_scripts: tuple[str, ...], more: tuple[str, ...]) -> tuple[str, ...]:
+    """--perf-script paths plus any that follow it (`--perf-script chunks/*.txt`)."""
+    if more and not perf_scripts:
+        fail(f"unexpected argument {more[0]!r} (input files follow --perf-script)")
+    return perf_scripts + more
+
+
+def _explicit(*names: str) -> bool:
+    """Whether the user gave any of these options (not just their defaults)."""
+    ctx = click.get_current_context()
+    return any(ctx.get_parameter_source(n) not in (None, ParameterSource.DEFAULT)
+               for n in names)
 
 
 def register(cli: click.Group, lab: click.Group) -> None:
@@ -217,13 +310,15 @@ def register(cli: click.Group, lab: click.Group) -> None:
     @click.pass_obj
     def flame(obj: CliContext, event: str | None, at: float | None, before: float,
               after: float, cpu: int | None, pid: int | None, comm: str | None,
-              perf_scripts: tuple[Path, ...], diff_at: str | None, baseline_gap: float,
+              perf_scripts: tuple[str, ...], boot_time: float | None,
+              more_inputs: tuple[str, ...], diff_at: str | None, baseline_gap: float,
               fmt: str, output: Path | None, with_pid: bool, include_idle: bool,
               limit: int) -> None:
         """A flame graph of one window, per CPU, optionally against a baseline.
 
-        Picks only the ring chunks that overlap the window and runs `perf script --time ...
-        -C CPU` on them, so the cost follows the window, not the ring."""
+        Reads only the ring chunks that overlap the window, so the cost follows the window,
+        not the ring. With --perf-script, saved perf script text (or folded stacks) is read
+        the same way: whole, or the window given by --at/--before/--after/--event."""
         if pid is not None and comm is not None:
             fail("give --pid or --comm, not both")
         if fmt == "pprof" and output is None and sys.stdout.isatty():
@@ -239,33 +334,35 @@ def register(cli: click.Group, lab: click.Group) -> None:
         # pprof keeps cpu and thread labels, which the flame Profile does not
         pp = pprof.Samples(include_idle) if fmt == "pprof" else None
         hz: int | None = None
-        if perf_scripts:
-            if diff_at is not None or event is not None or at is not None:
-                fail("--perf-script reads whole files: --at/--event/--diff need the store")
-            stream = ((s, s.time) for s in
-                      perf_query.file_samples(perf_scripts, cpu, diags, progress))
-            prof = _collect(scope.tap(_filtered(stream, pid, comm)), include_idle, pp=pp)
-            _require_cpu_seen(prof, cpu, pid is not None or comm is not None)
-            report = FlameReport(prof.first_time, prof.last_time, "perf", cpu, prof,
-                                 chunks=len(perf_scripts), limit=limit)
-        else:
-            store, lo, hi, stream, nchunks = _window_stream(obj, at, event, before, after, cpu,
-                                                            diags, progress)
-            prof = _collect(scope.tap(_filtered(stream, pid, comm)), include_idle, pp=pp)
-            hz = _ring_hz(store, lo, hi)
+        src = _open_source(obj, _inputs(perf_scripts, more_inputs), boot_time, diags)
+        # offline, the notes worth showing name the user's files: made while importing
+        qdiags = [] if src.offline else diags
+        try:
+            win = _window_stream(obj, src, at, event, before, after,
+                                 _explicit("before", "after") or diff_at is not None, cpu,
+                                 qdiags, progress)
+            prof = _collect(scope.tap(_filtered(win.stream, pid, comm)), include_idle, pp=pp)
+            _require_cpu_seen(prof, cpu, pid is not None or comm is not None, src.offline)
+            if win.start is not None and win.end is not None:
+                hz = _ring_hz(src.store, win.start, win.end)
             if diff_at is not None:
+                assert win.start is not None and win.end is not None
+                lo, hi = win.start, win.end
                 if diff_at.strip().lower() == "auto":
-                    b_lo, b_hi, note = _auto_baseline(store, lo, hi, baseline_gap)
+                    b_lo, b_hi, note = _auto_baseline(src.store, lo, hi, baseline_gap)
                 else:
                     try:
                         b_at = parse_instant(diff_at)
                     except TimeParseError as exc:
                         fail(f"--diff: {exc}")
                     b_lo, b_hi, note = b_at - before, b_at + after, "explicit"
-                bstream, _n = _ring_stream(obj, store, b_lo, b_hi, cpu, diags, progress)
+                bstream, _n, _a = _ring_stream(obj, src.store, b_lo, b_hi, cpu, qdiags,
+                                               progress)
                 baseline = _collect(_filtered(bstream, pid, comm), include_idle)
-            report = FlameReport(lo, hi, "wall", cpu, prof, baseline, b_lo, b_hi, note,
-                                 chunks=nchunks, limit=limit)
+        finally:
+            src.close()
+        report = FlameReport(win.start, win.end, win.clock, cpu, prof, baseline, b_lo, b_hi,
+                             note, chunks=win.chunks, limit=limit)
         progress.done()
         report.diagnostics = [str(d) for d in diags]
         _emit_flame(report, fmt, output, with_pid, scope, pp, hz)
@@ -278,23 +375,23 @@ def register(cli: click.Group, lab: click.Group) -> None:
     @click.pass_obj
     def heatmap(obj: CliContext, event: str | None, at: float | None, before: float,
                 after: float, cpu: int | None, pid: int | None, comm: str | None,
-                perf_scripts: tuple[Path, ...], rows_ms: int, as_json: bool) -> None:
+                perf_scripts: tuple[str, ...], boot_time: float | None,
+                more_inputs: tuple[str, ...], rows_ms: int, as_json: bool) -> None:
         """FlameScope's subsecond heatmap: columns are seconds, rows 20 ms offsets, cells
         count non-idle samples; per CPU with --cpu."""
         diags: list[Diagnostic] = []
         progress = _Progress()
-        if perf_scripts:
-            heat = Heatmap(row_ms=rows_ms)
-            stream = ((s, s.time) for s in
-                      perf_query.file_samples(perf_scripts, cpu, diags, progress))
-            clock = "perf"
-        else:
-            _store, lo, hi, stream, _n = _window_stream(obj, at, event, before, after, cpu,
-                                                        diags, progress)
-            heat = Heatmap(start=lo, end=hi, row_ms=rows_ms)
-            clock = "wall"
-        _collect(_filtered(stream, pid, comm), False, heat)
+        src = _open_source(obj, _inputs(perf_scripts, more_inputs), boot_time, diags)
+        try:
+            win = _window_stream(obj, src, at, event, before, after,
+                                 _explicit("before", "after"), cpu,
+                                 [] if src.offline else diags, progress)
+            heat = Heatmap(start=win.start, end=win.end, row_ms=rows_ms)
+            _collect(_filtered(win.stream, pid, comm), False, heat)
+        finally:
+            src.close()
         progress.done()
+        clock = win.clock
         data = heat.to_json()
         data["clock"] = clock
         data["cpu"] = cpu

@@ -1,0 +1,265 @@
+"""Bringing saved profiles into a store's ring: `perf script` text (one file, stdin, or a
+folder of chunks; plain, gzip or zstd; either clock) and folded-stack files.
+
+Each input becomes one text chunk of the ring (store.profiles.ChunkWriter), so `flame`,
+`heatmap`, `--event` and `--diff` read it exactly as they read what `record` symbolised. The
+input is streamed once: compressed into the chunk while the parser counts its samples, CPUs
+and time span.
+
+Clocks: `perf script` prints perf's clock. Values of 10^9 s or more are the wall clock
+(`perf record -k CLOCK_REALTIME`: 10^9 s of uptime would be 31 years); smaller ones are perf's
+default boot-relative clock, anchored like dmesg by the boot's wall time when one is given,
+else kept on perf's own clock ("unanchored": windows are then perf seconds).
+"""
+
+from __future__ import annotations
+
+import codecs
+import gzip
+import io
+import itertools
+import math
+import os
+import stat
+import sys
+from collections import Counter
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import BinaryIO
+
+import zstandard
+
+from corescope.model.common import Diagnostic
+from corescope.model.profiles import NO_CLOCK, UNANCHORED, ProfileChunk, StackSample
+from corescope.sources import folded, perf_script
+from corescope.store.db import Store
+from corescope.store.profiles import ChunkWriter
+
+EPOCH_MIN = 1e9
+BOOT_ANCHORED = "boot-relative"  # clockid of boot-relative text anchored by a boot time
+REALTIME = "CLOCK_REALTIME"
+BLOCK = 1 << 20
+STDIN = "-"
+# the smallest step perf prints (microseconds): a chunk owns [first, last + this)
+_TICK = 1e-6
+
+
+class InputError(Exception):
+    """An input that cannot be read at all (the message says why)."""
+
+
+@dataclass
+class Imported:
+    """What one input held and where it went."""
+
+    name: str
+    kind: str | None  # "perf_script" | "folded" | None (not a profile)
+    samples: int = 0
+    first: float | None = None  # times as the input prints them
+    last: float | None = None
+    clock: str = "none"  # "epoch" | "boot" | "none" (folded)
+    cpus: tuple[int, ...] = ()
+    events: dict[str, int] = field(default_factory=dict)
+    hz: int = 0
+    chunk: ProfileChunk | None = None
+    skipped: str | None = None  # why nothing was imported
+
+
+class _ZstdReader(io.RawIOBase):
+    """zstd frames (one or several, concatenated) decompressed as a stream. Unlike
+    zstandard's stream_reader, a frame cut short raises EOFError instead of ending quietly:
+    a truncated capture must say so."""
+
+    def __init__(self, raw: BinaryIO) -> None:
+        self._raw = raw
+        self._d = zstandard.ZstdDecompressor().decompressobj()
+        self._buf = b""
+        self._started = False  # inside a frame: EOF here means truncation
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, b: bytearray | memoryview) -> int:  # type: ignore[override]
+        while not self._buf:
+            data = self._d.unused_data if self._d.eof else b""
+            if self._d.eof:
+                self._d = zstandard.ZstdDecompressor().decompressobj()
+                self._started = False
+            if not data:
+                data = self._raw.read(BLOCK)
+            if not data:
+                if self._started:
+                    raise EOFError("zstd stream ends inside a frame")
+                return 0
+            self._started = True
+            self._buf = self._d.decompress(data)
+            if self._d.eof and not self._d.unused_data:
+                self._started = False
+        n = min(len(b), len(self._buf))
+        b[:n] = self._buf[:n]
+        self._buf = self._buf[n:]
+        return n
+
+
+def open_binary(source: str | Path | BinaryIO) -> BinaryIO:
+    """A byte stream of the input, gunzipped or zstd-decompressed by its magic bytes. Reads
+    pipes and stdin (the magic is peeked, never seeked); refuses what is not a regular file
+    or a pipe (a device would never end)."""
+    if isinstance(source, str | Path):
+        if str(source) == STDIN:
+            raw: BinaryIO = sys.stdin.buffer
+        else:
+            try:
+                fd = os.open(source, os.O_RDONLY | os.O_NONBLOCK)
+            except OSError as exc:
+                raise InputError(f"cannot open: {exc.strerror or exc}") from exc
+            mode = os.fstat(fd).st_mode
+            if not (stat.S_ISREG(mode) or stat.S_ISFIFO(mode)):
+                os.close(fd)
+                raise InputError("not a regular file or a pipe")
+            os.set_blocking(fd, True)
+            raw = os.fdopen(fd, "rb")
+    else:
+        raw = source
+    buf = raw if hasattr(raw, "peek") else io.BufferedReader(raw)  # type: ignore[arg-type]
+    magic = buf.peek(4)[:4]  # type: ignore[attr-defined]
+    if magic[:2] == b"\x1f\x8b":
+        return gzip.GzipFile(fileobj=buf)  # type: ignore[return-value]
+    if magic == b"\x28\xb5\x2f\xfd":
+        return io.BufferedReader(_ZstdReader(buf))  # type: ignore[return-value]
+    return buf  # type: ignore[return-value]
+
+
+def text_blocks(stream: BinaryIO, diags: list[Diagnostic], name: str) -> Iterator[str]:
+    """The input's text in blocks of up to BLOCK bytes; a compressed input that ends early
+    keeps everything decoded before the cut and says so."""
+    decoder = codecs.getincrementaldecoder("utf-8")("replace")
+    read = getattr(stream, "read1", stream.read)  # one underlying read: a cut loses nothing
+    while True:
+        try:
+            data = read(BLOCK)
+        except (OSError, EOFError, zstandard.ZstdError) as exc:
+            diags.append(Diagnostic(name, f"input ends early (truncated?): {exc}"))
+            break
+        if not data:
+            break
+        if text := decoder.decode(data):
+            yield text
+    if text := decoder.decode(b"", final=True):
+        yield text
+
+
+def expand(paths: Iterable[str | Path]) -> list[str | Path]:
+    """Inputs in order: a directory stands for every regular file under it (sorted by path,
+    hidden files skipped), `-` for stdin."""
+    out: list[str | Path] = []
+    for p in paths:
+        if str(p) == STDIN:
+            out.append(STDIN)
+            continue
+        p = Path(p)
+        if p.is_dir():
+            found = []
+            for dirpath, dirnames, filenames in os.walk(p):
+                dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
+                found += [Path(dirpath) / f for f in filenames if not f.startswith(".")]
+            out += sorted(found)
+        else:
+            out.append(p)
+    return out
+
+
+def _hz_from(block: str) -> int:
+    """cpu-clock's period is nanoseconds between samples: the first default-format header
+    that prints one gives the frequency. 0 when unknown (the ring's -F has no period)."""
+    for line in block.split("\n", 2000)[:2000]:
+        if line[:1] in ("\t", " ", "#", ""):
+            continue
+        m = perf_script.HEADER.match(line)
+        if m and m["period"] and m["event"].startswith("cpu-clock"):
+            period = int(m["period"])
+            return round(1e9 / period) if period > 0 else 0
+        if m:
+            return 0
+    return 0
+
+
+def import_input(store: Store, source: str | Path | BinaryIO, name: str | None = None,
+                 boot_time: float | None = None,
+                 diags: list[Diagnostic] | None = None) -> Imported:
+    """Import one `perf script` or folded input into the store's ring as one chunk.
+    boot_time (UTC epoch of the boot) anchors boot-relative timestamps."""
+    diags = diags if diags is not None else []
+    name = name or (STDIN if source == STDIN else str(source))
+    try:
+        stream = open_binary(source)
+    except InputError as exc:
+        return Imported(name, None, skipped=str(exc))
+    read_diags: list[Diagnostic] = []
+    blocks = text_blocks(stream, read_diags, name)
+    first_block = next(blocks, "")
+    kind = folded.sniff(first_block)
+    if kind is None:
+        what = "not perf script text or folded stacks"
+        if not first_block.strip():
+            what = read_diags[0].message if read_diags else "empty"
+        return Imported(name, None, skipped=what)
+    fmt = "folded" if kind == "folded" else "text"
+    got = Imported(name, "folded" if kind == "folded" else "perf_script")
+    got.hz = _hz_from(first_block) if fmt == "text" else 0
+    with ChunkWriter(store, fmt) as w:
+
+        def tee() -> Iterator[str]:
+            for block in itertools.chain([first_block], blocks):
+                w.write(block)
+                yield block
+
+        parse = folded.parse_blocks if fmt == "folded" else perf_script.parse_blocks
+        _scan(parse(tee(), diags, source=name), got)
+        diags.extend(read_diags)
+        if got.samples == 0:
+            got.skipped = "no samples"
+            return got
+        if fmt == "folded":
+            got.chunk = w.commit(clockid=NO_CLOCK, perf_start=0.0, perf_end=0.0,
+                                 clock_offset=0.0, samples=got.samples)
+            return got
+        if got.first is None or got.last is None:
+            got.skipped = "no sample has a time stamp (perf script -F without time?)"
+            return got
+        epoch = got.first >= EPOCH_MIN
+        if epoch != (got.last >= EPOCH_MIN):
+            diags.append(Diagnostic(name, "times mix the wall clock and perf's boot clock; "
+                                    "windows over this input will be wrong"))
+        got.clock = "epoch" if epoch else "boot"
+        if epoch:
+            clockid, offset = REALTIME, 0.0
+        elif boot_time is not None:
+            clockid, offset = BOOT_ANCHORED, float(boot_time)
+        else:
+            clockid, offset = UNANCHORED, 0.0
+        got.chunk = w.commit(clockid=clockid, perf_start=got.first, perf_end=got.last + _TICK,
+                             clock_offset=offset, samples=got.samples, hz=got.hz)
+    return got
+
+
+def _scan(samples: Iterator[StackSample], got: Imported) -> None:
+    n = 0
+    lo = hi = None
+    cpus: set[int] = set()
+    events: Counter[str] = Counter()
+    for s in samples:
+        n += s.count
+        events[s.event] += s.count
+        if s.cpu is not None:
+            cpus.add(s.cpu)
+        t = s.time
+        if t is not None and math.isfinite(t):
+            if lo is None or t < lo:
+                lo = t
+            if hi is None or t > hi:
+                hi = t
+    got.samples, got.first, got.last = n, lo, hi
+    got.cpus = tuple(sorted(cpus))
+    got.events = dict(events)
