@@ -16,7 +16,7 @@ import io
 import os
 import subprocess
 import tempfile
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 
 import zstandard
@@ -173,3 +173,25 @@ def _perf_data_samples(store: Store, runner: Runner, chunk: ProfileChunk, src: P
     finally:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
+
+
+def file_samples(paths: Iterable[str | Path], cpu: int | None = None,
+                 diags: list[Diagnostic] | None = None,
+                 progress: Progress | None = None) -> Iterator[StackSample]:
+    """Samples of saved `perf script` files read directly, whole (no store, no windows: the
+    CLI imports them into a ring instead, see sources/perf_import)."""
+    diags = diags if diags is not None else []
+    paths = list(paths)
+    for i, p in enumerate(paths):
+        if progress is not None:
+            progress(i + 1, len(paths), str(p))
+        try:
+            stream = open_binary(p)
+        except InputError as exc:
+            diags.append(Diagnostic(str(p), f"cannot read: {exc}"))
+            continue
+        with stream:
+            for s in perf_script.parse_blocks(text_blocks(stream, diags, str(p)), diags,
+                                              source=str(p)):
+                if cpu is None or s.cpu == cpu:
+                    yield s
