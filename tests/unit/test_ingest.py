@@ -114,3 +114,11 @@ def test_missing_path_is_a_skipped_line(tmp_path: Path) -> None:
     with Store.open(tmp_path / "s") as st:
         rep = import_paths([tmp_path / "nope"], st)
     assert rep.files[0].status == "skipped" and "No such file" in (rep.files[0].reason or "")
+
+
+def test_dmesg_notime_is_named_in_the_reason(tmp_path: Path) -> None:
+    d = _folder(tmp_path, "dmesg_notime.txt")
+    with Store.open(tmp_path / "s") as st:
+        rep = import_paths([d], st)
+    assert rep.files[0].status == "skipped"
+    assert "without timestamps" in (rep.files[0].reason or "")

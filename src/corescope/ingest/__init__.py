@@ -85,6 +85,18 @@ class IngestReport:
                 "span": list(self.span) if self.span else None, "notes": self.notes}
 
 
+def _unknown_text(data: bytes) -> str:
+    """Why a text file was not recognised; a kernel log saved without timestamps is named."""
+    from corescope.analysis.classify import classify
+
+    lines = [ln for ln in data[:65536].decode("utf-8", errors="replace").splitlines()
+             if ln.strip()][:500]
+    if any(classify(ln.strip()).kind != "other" for ln in lines):
+        return ("looks like a kernel log without timestamps (`dmesg --notime`?): it cannot be "
+                "placed in time; save it with `dmesg` or `dmesg --time-format iso`")
+    return "unknown format (no parser recognised its content)"
+
+
 def _parse(a: Artifact) -> tuple[Parsed | None, FileReport]:
     """Pass 1 for one artifact."""
     rep = FileReport(a.label, None, "skipped", codecs=a.codecs)
@@ -97,7 +109,7 @@ def _parse(a: Artifact) -> tuple[Parsed | None, FileReport]:
     kind = sniff(a.data)
     if kind is None:
         rep.reason = ("binary content, not a text artifact" if looks_binary(a.data[:4096])
-                      else "unknown format (no parser recognised its content)")
+                      else _unknown_text(a.data))
         return None, rep
     rep.kind = kind
     mod = module_for(kind)
