@@ -35,6 +35,9 @@ from corescope.store.series import SeriesWriter
 EXTRA_WRITERS: dict[str, str] = {
     "corescope_native": "corescope.ingest.native_write:write_native",
     "corescope_manifest": "corescope.ingest.native_write:write_native",
+    "psi_loop": "corescope.ingest.write_pressure:write",
+    "schedstat_loop": "corescope.ingest.write_pressure:write",
+    "vmstat_loop": "corescope.ingest.write_pressure:write",
 }
 
 

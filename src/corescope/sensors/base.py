@@ -47,6 +47,9 @@ class RecordOptions:
     # fleet: the /metrics listener's max-gauge window, and where finished chunks are pushed
     metrics_max_window_s: float = 60.0
     pyroscope_url: str | None = None
+    # PSI, run-queue wait, reclaim counters
+    pressure: bool = True
+    pressure_interval_s: float = 5.0
     extra: dict[str, str] = field(default_factory=dict)
 
 

@@ -26,6 +26,7 @@ SCHEMA_MODULES: tuple[str, ...] = (
     "corescope.store.events",
     "corescope.store.imports",
     "corescope.store.meta",
+    "corescope.store.pressure",
 )
 
 

@@ -60,20 +60,25 @@ MIN_INTERVAL_S = 0.1
                    "(lowering it needs root).")
 @click.option("--no-lock-memory", is_flag=True,
               help="Do not lock the recorder's memory (mlockall, on fault; root only).")
+@click.option("--no-pressure", is_flag=True,
+              help="No PSI, run-queue wait or reclaim counters.")
+@click.option("--pressure-interval", type=DURATION, default="5s", show_default=True,
+              help="PSI interval (vmstat every 2nd, schedstat every 6th reading).")
 @click.pass_obj
 def record(obj: CliContext, interval: float, retain: float, max_bytes: int,
            duration: float | None, census_interval: float, no_census: bool, no_kmsg: bool,
            no_netdev: bool, netdev_interval: float, no_profile: bool, profile_hz: int,
            profile_chunk: float, profile_retain: float, profile_max_bytes: int,
            listen: str | None, metrics_max_window: float, pyroscope_url: str | None,
-           nice: int, no_lock_memory: bool) -> None:
+           nice: int, no_lock_memory: bool,
+           no_pressure: bool, pressure_interval: float) -> None:
     """Record every core every second (plus the other sensors) into the store."""
     if not MIN_INTERVAL_S <= interval <= 60:
         fail(f"--interval must be between {MIN_INTERVAL_S}s and 60s (got {interval:g}s)")
     if not 5 <= profile_chunk <= 3600:
         fail(f"--profile-chunk must be between 5s and 1h (got {profile_chunk:g}s)")
-    if census_interval <= 0 or netdev_interval <= 0:
-        fail("--census-interval and --netdev-interval must be positive")
+    if census_interval <= 0 or netdev_interval <= 0 or pressure_interval <= 0:
+        fail("--census-interval, --netdev-interval and --pressure-interval must be positive")
     opts = RecordOptions(
         interval_s=interval, retain_s=retain, max_bytes=max_bytes, duration_s=duration,
         census=not no_census, census_interval_s=census_interval, kmsg=not no_kmsg,
@@ -81,6 +86,7 @@ def record(obj: CliContext, interval: float, retain: float, max_bytes: int,
         profile=not no_profile, profile_hz=profile_hz, profile_chunk_s=profile_chunk,
         profile_retain_s=profile_retain, profile_max_bytes=profile_max_bytes,
         metrics_max_window_s=metrics_max_window, pyroscope_url=pyroscope_url,
+        pressure=not no_pressure, pressure_interval_s=pressure_interval,
     )
     listen_at = _check_fleet_options(listen, metrics_max_window, pyroscope_url, no_profile)
     try:
@@ -121,6 +127,10 @@ def record(obj: CliContext, interval: float, retain: float, max_bytes: int,
             rec.close()
             fail(f"cannot listen on {listen}: {exc.strerror or exc}")
     off = "; ".join(f"{s.name} off: {s.detail}" for s in statuses if not s.ok)
+    off = "; ".join([f"{s.name} off: {s.detail}" for s in statuses if not s.ok]
+                    # a sensor that runs but measures less than it could says what it misses
+                    + [f"{s.name}: {part}" for s in statuses if s.ok
+                       for part in s.detail.split("; ") if "not measured" in part])
     click.echo(
         f"corescope record: {', '.join(running)} (cores every {interval:g}s) into {obj.store_dir}"
         f" (retain {format_duration(retain)}, max {max_bytes // 1_000_000} MB"

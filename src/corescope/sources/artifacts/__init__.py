@@ -15,6 +15,7 @@ Kinds (`KIND_MODULES`, in detection order; the first module whose `sniff` claims
 | `perf_detect` | `perf_script`, `folded` (recognised; imported by a plug-in, see below) |
 | `anchors` | `uptime_since` (`uptime -s`), `uptime_pair` (`date; cat /proc/uptime`): boot times |
 | `kernel_log` | `kernel_log` (dmesg plain/-r/-x/-T/iso, kern.log, a /dev/kmsg dump) |
+| `pressure_loops` | `psi_loop`, `schedstat_loop`, `vmstat_loop` (checked before `procstat_loop`) |
 
 Plug-in contract (how a new format joins)
 -----------------------------------------
@@ -46,6 +47,8 @@ from __future__ import annotations
 
 KIND_MODULES: tuple[str, ...] = (
     "corescope.sources.artifacts.native",
+    # before procstat_loop: schedstat's `cpuN` lines would otherwise pass for /proc/stat's
+    "corescope.sources.artifacts.pressure_loops",
     "corescope.sources.artifacts.sysstat",
     "corescope.sources.artifacts.census_loop",
     "corescope.sources.artifacts.interrupts_loop",
