@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 
 from corescope.model.common import Diagnostic
 from corescope.model.pressure import Psi, PsiSample, RunQueue, SchedstatSample, VmstatSample
-from corescope.rootfs import Root
+from corescope.rootfs import MAX_READ, Root, check_regular
 
 PSI_RESOURCES = ("cpu", "memory", "io")
 VMSTAT_PREFIXES = ("pgscan", "pgsteal", "allocstall", "compact_stall", "compact_fail",
@@ -134,11 +134,12 @@ class PressureFiles:
         for path in [f"/proc/pressure/{r}" for r in PSI_RESOURCES] + ["/proc/schedstat",
                                                                       "/proc/vmstat"]:
             try:
-                fd = os.open(self.root.path(path), os.O_RDONLY | os.O_CLOEXEC)
+                fd = os.open(self.root.path(path), os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
             except OSError as exc:
                 self.missing[path] = exc.strerror or str(exc)
                 continue
             try:
+                check_regular(fd, path)  # not a FIFO or a device in a captured tree
                 # PSI files can open and still refuse reads (psi=0 on some kernels)
                 os.pread(fd, 4096, 0)
             except OSError as exc:
@@ -162,7 +163,7 @@ class PressureFiles:
                 break
             chunks.append(b)
             off += len(b)
-            if len(b) < 1 << 18:
+            if len(b) < 1 << 18 or off > MAX_READ:
                 break
         return b"".join(chunks).decode("ascii", "replace")
 
