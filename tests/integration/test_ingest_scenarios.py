@@ -67,3 +67,23 @@ def test_zombie_chain_hour_imports_to_its_ground_truth(tmp_path: Path, seed: int
 
         cens = read_censuses(store, span[0] - 60, span[1] + 60)
         assert len(cens) >= 80 and cens[-1].dying == exp["dying"]["end"]
+
+
+def test_zombies_on_an_imported_store_reads_the_imported_node(tmp_path: Path) -> None:
+    """The import marks the store as another node's: `zombies` then reports the imported
+    censuses and restart evidence, not this machine's cgroups."""
+    import json
+
+    from conftest import run_cli
+
+    exp = generate("zombie_chain", tmp_path / "hour", cpus=8, seed=5, duration_s=1800)
+    with Store.open(tmp_path / "store") as store:
+        import_paths([tmp_path / "hour"], store)
+    proc = run_cli("--store", str(tmp_path / "store"), "zombies", "--json")
+    assert proc.returncode in (0, 1), proc.stderr
+    z = json.loads(proc.stdout)
+    assert z["memory"]["dying"] == exp["dying"]["end"]
+    assert z["growth"]["points"] >= 150
+    assert z["growth"]["per_hour"] == pytest.approx(exp["dying"]["per_hour"], rel=0.2)
+    names = [s["name"] for s in z["suspects"]]
+    assert names and any(a in names[0] for a in exp["culprit_aliases"])

@@ -29,6 +29,7 @@ from corescope.sources.artifacts.base import BootTime, Parsed
 from corescope.sources.artifacts.content import looks_binary, module_for, sniff
 from corescope.store.db import Store
 from corescope.store.imports import ImportRow, imported_before, record_imports
+from corescope.store.meta import ORIGIN, set_meta
 from corescope.timeparse import iso
 
 __all__ = ["FileReport", "IngestReport", "Limits", "import_paths"]
@@ -267,6 +268,10 @@ def import_paths(paths: Sequence[str | Path], store: Store, *, boot_time: float 
         rep.reason = "; ".join(extra) or None
 
     reports = [rep for _, rep, _ in entries]
+    if any(r.records for r in reports):
+        # the store now describes the node the artifacts came from: no view mixes this
+        # machine's live state into it
+        set_meta(store, ORIGIN, "analyze")
     spans = [r.span for r in reports if r.span and r.status != "unanchored"]
     span = (min(s[0] for s in spans), max(s[1] for s in spans)) if spans else None
     record_imports(store, [ImportRow(r.path, r.kind, r.records, r.span, r.cpus, r.status,
