@@ -353,7 +353,10 @@ def test_schedstat_is_not_proc_stat() -> None:
     text = (b"version 15\ntimestamp 4363997296\ncpu0 0 0 60735840 20245280 30367920 15183960 "
             b"101226400000000 7513138182681 30367920\ndomain0 00000003 202452 198483\n"
             b"cpu1 0 0 1 2 3 4 5 6 7\n")
-    assert sniff(text) is None
+    assert sniff(text) != "proc_stat"
+    from corescope.sources.artifacts import procstat_loop as ps
+
+    assert ps.sniff(text.decode()) is None  # also on its own, whatever module runs first
 
 
 def test_mpstat_json_gives_a_matrix(utc) -> None:  # type: ignore[no-untyped-def]
