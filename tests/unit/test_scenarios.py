@@ -165,19 +165,21 @@ def test_story_events_per_kind(short_dirs: dict[str, Path]) -> None:
     assert ev["softirq_storm"]["nic_tx_stall"] >= 1
     assert ev["hardware_fault"]["hw_error"] >= 2 and "nic_tx_stall" not in ev["hardware_fault"]
     assert ev["memory_pressure"]["oom_kill"] >= 2
-    for quiet in ("healthy_bursty", "zombie_no_harm", "cpu_contention"):
+    assert ev["hypervisor_steal"]["nic_tx_stall"] >= 1
+    for quiet in ("healthy_bursty", "zombie_no_harm", "cpu_contention", "crash_loop"):
         assert ev[quiet] == {}
 
 
 def test_storm_stall_line_says_napi_ran(short_dirs: dict[str, Path]) -> None:
-    for kind, short in (("softirq_storm", True), ("zombie_chain", False)):
+    for kind, short in (("softirq_storm", True), ("zombie_chain", False),
+                        ("hypervisor_steal", False)):
         text = (short_dirs[kind] / "dmesg.txt").read_text()
         for m in re.finditer(r"Time since last napi (\d+) usec", text):
             assert (int(m[1]) < 1_000_000) == short
 
 
 def test_interrupt_map_puts_the_queue_on_the_hot_core(short_dirs: dict[str, Path]) -> None:
-    for kind in ("zombie_chain", "softirq_storm"):
+    for kind in ("zombie_chain", "softirq_storm", "hypervisor_steal"):
         d = short_dirs[kind]
         exp = json.loads((d / "expected.json").read_text())
         irq = parse_proc_interrupts((d / "proc_interrupts.txt").read_text())
@@ -187,6 +189,17 @@ def test_interrupt_map_puts_the_queue_on_the_hot_core(short_dirs: dict[str, Path
         assert len(qmap) == make_plan(kind, seed=11 + KINDS.index(kind), **SHORT).queues
         q = [m for m in qmap if m.queue == exp["nic"]["queue"]]
         assert q and exp["hot_cpu"] in q[0].cpus
+
+
+def test_steal_saturates_the_hot_core_without_kernel_time(short_dirs: dict[str, Path]) -> None:
+    d = short_dirs["hypervisor_steal"]
+    exp = json.loads((d / "expected.json").read_text())
+    doc = json.loads(_text(next(d.glob("mpstat.json*"))))
+    hot = exp["hot_cpu"]
+    rows = [s["cpu-load"][hot + 1] for s in doc["sysstat"]["hosts"][0]["statistics"]]
+    stolen = [r for r in rows if r["steal"] > 60]
+    assert stolen and all(r["sys"] + r["soft"] + r["irq"] < 20 for r in stolen)
+    assert len({r["steal"] for r in stolen}) > 1
 
 
 def test_census_log_counts_the_zombies(short_dirs: dict[str, Path]) -> None:
@@ -206,7 +219,7 @@ def test_census_log_counts_the_zombies(short_dirs: dict[str, Path]) -> None:
 
 
 def test_restart_evidence_names_the_culprit(short_dirs: dict[str, Path]) -> None:
-    for kind in ("zombie_chain", "zombie_no_harm", "healthy_bursty"):
+    for kind in ("zombie_chain", "zombie_no_harm", "crash_loop", "healthy_bursty"):
         d = short_dirs[kind]
         exp = json.loads((d / "expected.json").read_text())
         units, ud = parse_systemctl_show((d / "systemctl_show.txt").read_text())

@@ -31,6 +31,8 @@ MUST_NOT: dict[str, tuple[str, ...]] = {
     "hardware_fault": ("zombie_memcg_leak", "irq_softirq_saturation", "healthy"),
     "cpu_contention": ("zombie_memcg_leak", "irq_softirq_saturation", "healthy"),
     "memory_pressure": ("zombie_memcg_leak", "healthy"),
+    "hypervisor_steal": ("zombie_memcg_leak", "irq_softirq_saturation", "healthy"),
+    "crash_loop": ("zombie_memcg_leak", "zombie_leak_no_harm", "healthy"),
 }
 
 
@@ -98,8 +100,8 @@ def expected(p: Plan) -> dict[str, Any]:
                 "queue_cpus": sorted(p.queue_cpu[p.hot_queue]) if p.hot_queue is not None
                 else None},
         "episodes": [{"cpu": e.cpu, "start": e.start, "end": e.end, "mode": e.mode,
-                      "kernel": e.mode != "usr", "reset_follows": e.duration >= 5.0
-                      and p.kind in ("zombie_chain", "softirq_storm")}
+                      "kernel": e.mode in ("sys", "softirq"), "reset_follows": e.duration >= 5.0
+                      and p.kind in ("zombie_chain", "softirq_storm", "hypervisor_steal")}
                      for e in p.episodes],
         "events": dict(sorted(kinds.items())),
         "incident_times": [round(t, 6) for t in sorted(incidents)],

@@ -74,7 +74,8 @@ def systemctl_show(p: Plan) -> str:
         ("systemd-tmpfiles-clean.service", "no", 0, "inactive", "dead", "success"),
     ]
     culprit_unit = p.culprit_kind == "systemd-unit" and p.kind in ("zombie_chain",
-                                                                   "zombie_no_harm")
+                                                                   "zombie_no_harm",
+                                                                   "crash_loop")
     if culprit_unit:
         units.insert(2, (p.unit, "on-failure", restarts_so_far(p), "activating",
                          "auto-restart", "exit-code"))
@@ -100,7 +101,7 @@ def crictl_ps(p: Plan) -> str:
     r = rng_for(p.kind, p.seed, "crictl")
     created = int((p.end - 30) * 1e9)
     looping = p.culprit_kind == "container" and p.kind in ("zombie_chain", "zombie_no_harm",
-                                                           "memory_pressure")
+                                                           "memory_pressure", "crash_loop")
     attempts = (restarts_so_far(p) if p.kind != "memory_pressure"
                 else r.randrange(4, 12))
 

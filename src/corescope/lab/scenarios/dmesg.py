@@ -24,12 +24,12 @@ def story_lines(p: Plan) -> list[Line]:
     r = rng_for(p.kind, p.seed, "dmesg-story")
     pre = f"ena {p.bus} {p.iface}: "
     out: list[Line] = []
-    if p.kind in ("zombie_chain", "softirq_storm"):
+    if p.kind in ("zombie_chain", "softirq_storm", "hypervisor_steal"):
         for e in p.episodes:
             if e.duration < 5.0:
                 continue  # under ENA's 5 s threshold: no stall, no reset
             t = e.end + r.uniform(0.8, 1.9)
-            if p.kind == "zombie_chain":
+            if p.kind != "softirq_storm":
                 since = int((t - e.start) * 1e6) // 1000 * 1000  # jiffies: whole ms
             else:
                 since = r.randrange(20, 900)  # NAPI ran a moment ago: not starved

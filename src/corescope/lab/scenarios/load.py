@@ -17,11 +17,12 @@ MODES = ("usr", "nice", "sys", "iowait", "irq", "soft", "steal", "idle")
 Ticks = tuple[int, int, int, int, int, int, int, int]
 Observer = Callable[[int, Sequence[Ticks]], None]
 
-# what a saturated second looks like, by episode mode (percent: usr sys iowait irq soft)
+# what a saturated second looks like, by episode mode (percent: usr sys iowait irq soft steal)
 _EPISODE = {
-    "sys": (0.6, 98.4, 0.0, 0.3, 0.5),  # kubelet's memcg walk: all system time
-    "softirq": (1.0, 27.0, 0.0, 4.0, 67.0),  # NAPI inline (soft) and in ksoftirqd (sys)
-    "usr": (99.0, 0.8, 0.0, 0.0, 0.2),  # a busy user process: load, not a fault
+    "sys": (0.6, 98.4, 0.0, 0.3, 0.5, 0.0),  # kubelet's memcg walk: all system time
+    "softirq": (1.0, 27.0, 0.0, 4.0, 67.0, 0.0),  # NAPI inline (soft) and in ksoftirqd (sys)
+    "usr": (99.0, 0.8, 0.0, 0.0, 0.2, 0.0),  # a busy user process: load, not a fault
+    "steal": (14.0, 3.0, 0.0, 0.0, 0.5, 82.0),  # the hypervisor ran someone else
 }
 
 
@@ -78,7 +79,7 @@ class Load:
                 total = 99 if x < 0.12 else 101 if x > 0.88 else 100
                 u = usr[c] * phase + gauss(0.0, sd)
                 s = sys_[c] + (rand() - 0.5) * sd * 0.4
-                io, iq, so = iow[c], irq[c], soft[c]
+                io, iq, so, st = iow[c], irq[c], soft[c], 0.0
                 if eps is not None:
                     f = 0.0
                     prof = None
@@ -88,33 +89,35 @@ class Load:
                             if ov > f:
                                 f, prof = ov, _EPISODE[e.mode]
                     if prof is not None and f > 0:
+                        f *= 0.94 + 0.06 * rand()  # saturated, but never flat to the tick
                         g = 1.0 - f
                         u = u * g + prof[0] * f
                         s = s * g + prof[1] * f
                         io = io * g + prof[2] * f
                         iq = iq * g + prof[3] * f
                         so = so * g + prof[4] * f
-                row.append(_ticks(total, u, s, io, iq, so, rand))
+                        st = prof[5] * f
+                row.append(_ticks(total, u, s, io, iq, so, st, rand))
             for obs in observers:
                 obs(i, row)
 
 
-def _ticks(total: int, u: float, s: float, io: float, iq: float, so: float,
+def _ticks(total: int, u: float, s: float, io: float, iq: float, so: float, st: float,
            rand: Callable[[], float]) -> Ticks:
     """Percentages → whole ticks summing to `total` (random rounding, as real counters are)."""
     k = total / 100.0
     vals = []
     left = total
-    for v in (u, s, io, iq, so):
+    for v in (st, u, s, io, iq, so):  # steal first: a stolen second leaves less to split
         x = v * k if v > 0 else 0.0
         t = int(x)
-        if rand() < x - t:
+        if x > t and rand() < x - t:
             t += 1
         if t > left:
             t = left
         left -= t
         vals.append(t)
-    return (vals[0], 0, vals[1], vals[2], vals[3], vals[4], 0, left)
+    return (vals[1], 0, vals[2], vals[3], vals[4], vals[5], vals[0], left)
 
 
 class Totals:

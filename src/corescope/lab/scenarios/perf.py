@@ -96,7 +96,8 @@ class PerfWriter:
         t = self.mix.mix[cpu][min(sec, len(self.mix.mix[cpu]) - 1)]
         total = t[0] + t[1] + t[2] + t[3] + t[4] + t[5] + t[6] + t[7]
         v = x * total
-        usr, sys_, irq, soft = t[0] + t[1], t[2], t[4], t[5]
+        # a stolen tick: the vCPU was preempted holding whatever ran, so it samples as that
+        usr, sys_, irq, soft = t[0] + t[1] + t[6], t[2], t[4], t[5]
         in_ep = sec in self.ep_cpu_secs.get(cpu, ())
         train = cpu in p.train_cpus
         tpid = p.trainer_pid + (cpu % 7)

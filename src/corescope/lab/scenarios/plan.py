@@ -20,6 +20,8 @@ ROOT_CAUSE: dict[str, str] = {
     "hardware_fault": "hardware_fault",
     "cpu_contention": "cpu_contention",
     "memory_pressure": "memory_pressure",
+    "hypervisor_steal": "hypervisor_steal",
+    "crash_loop": "crash_loop",
 }
 KINDS: tuple[str, ...] = tuple(ROOT_CAUSE)
 
@@ -236,7 +238,20 @@ def _story(p: Plan, r: random.Random) -> None:
         _quiet_zombies(p, r)
         p.culprit_kind = "container"
         p.culprit = p.container
-    if p.kind not in ("zombie_chain", "softirq_storm"):
+    elif p.kind == "hypervisor_steal":
+        # the hot core's vCPU is not run by the host: NAPI on it starves without any work
+        n = max(2, round(r.randrange(4, 7) * scale))
+        p.episodes = [Episode(p.hot_cpu, a, b, "steal")
+                      for a, b in _spread(r, p.start, d, n, 240, (5.5, 10.0))
+                      if p.hot_cpu is not None]
+        _quiet_zombies(p, r)
+    elif p.kind == "crash_loop":
+        # restarts every 10 s, but this kernel frees the memcgs: nothing piles up
+        p.culprit_kind = "systemd-unit" if r.random() < 0.6 else "container"
+        p.culprit = p.unit if p.culprit_kind == "systemd-unit" else p.container
+        _quiet_zombies(p, r)
+        p.restarts_per_hour = 360.0
+    if p.kind not in ("zombie_chain", "softirq_storm", "hypervisor_steal"):
         # no saturated core and no starved queue in the other stories
         p.hot_cpu = None
         p.hot_queue = None
