@@ -369,3 +369,17 @@ def test_mpstat_json_gives_a_matrix(utc) -> None:  # type: ignore[no-untyped-def
     data = (ART / "mpstat12.json").read_bytes().replace(b'"usr"', b'"usr" ')
     slow = sysstat.parse(data, "mpstat_json", "t")
     assert [dict(s.deltas) for s in slow.samples] == [dict(s.deltas) for s in p.samples]
+
+
+def test_kern_log_anchors_itself(utc) -> None:  # type: ignore[no-untyped-def]
+    """syslog's kern.log: `MON DD HH:MM:SS host kernel: [since boot] msg` (no year)."""
+    lines = []
+    for r in parse(kernel_log, "dmesg.txt", "kernel_log").kernel[-4:]:
+        wall = BTIME + r.usec / 1e6
+        stamp = time.strftime("%b %e %H:%M:%S", time.gmtime(int(wall)))
+        lines.append(f"{stamp} vm kernel: [{r.usec // 10**6:5d}.{r.usec % 10**6:06d}] "
+                     f"{r.message}")
+    p = kernel_log.parse("\n".join(lines).encode(), "kernel_log", "kern.log")
+    assert len(p.kernel) == 4 and all(r.usec is not None for r in p.kernel)
+    assert p.boot_times and abs(p.boot_times[0].epoch - BTIME) <= 1.0
+    assert "2026" in p.boot_times[0].how
