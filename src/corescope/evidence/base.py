@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from corescope.model.cgroups import (
     CgroupLayout,
@@ -24,6 +24,9 @@ from corescope.model.common import Diagnostic, SensorStatus
 from corescope.model.cores import CoreSample
 from corescope.model.events import KernelEvent, QueueIrq
 from corescope.model.profiles import StackSample
+
+if TYPE_CHECKING:
+    from corescope.investigate.model import PressureSummary
 
 
 @dataclass(frozen=True)
@@ -120,6 +123,8 @@ class Evidence(Protocol):
     def irq_map_at(self, t: float) -> list[QueueIrq]: ...
 
     def restarts(self, t0: float, t1: float) -> RestartEvidence: ...
+
+    def pressure(self, t0: float, t1: float) -> PressureSummary | None: ...
 
     def statuses(self) -> list[SensorStatus]: ...
 

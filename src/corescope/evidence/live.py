@@ -17,6 +17,7 @@ from corescope.evidence.base import (
     Span,
 )
 from corescope.evidence.store import V2_BASIS
+from corescope.investigate.model import PressureSummary
 from corescope.model.cgroups import ChurnCount, MemcgCensus, StatReadCost
 from corescope.model.common import Diagnostic, SensorStatus
 from corescope.model.cores import CoreSample
@@ -206,6 +207,9 @@ class LiveEvidence:
 
     def restarts(self, t0: float, t1: float) -> RestartEvidence:
         return self.restart_ev
+
+    def pressure(self, t0: float, t1: float) -> PressureSummary | None:
+        return None
 
     def statuses(self) -> list[SensorStatus]:
         return list(self._statuses)

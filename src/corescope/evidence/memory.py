@@ -8,6 +8,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from corescope.evidence.base import CgroupState, Coverage, RestartEvidence, Span
+from corescope.investigate.model import PressureSummary
 from corescope.model.cgroups import CgroupLayout, ChurnCount, MemcgCensus, StatReadCost
 from corescope.model.common import Diagnostic, SensorStatus
 from corescope.model.cores import CoreSample
@@ -87,6 +88,9 @@ class MemoryEvidence:
         return RestartEvidence(
             records=[r for r in self.restart_ev.records if t0 <= r.t <= t1],
             journal=[j for j in self.restart_ev.journal if t0 <= j.t <= t1])
+
+    def pressure(self, t0: float, t1: float) -> PressureSummary | None:
+        return None
 
     def statuses(self) -> list[SensorStatus]:
         return list(self.sensor_statuses)

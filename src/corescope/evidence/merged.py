@@ -7,6 +7,7 @@ from collections.abc import Iterator
 
 from corescope.evidence.base import CgroupState, Coverage, Evidence, RestartEvidence, Span
 from corescope.evidence.live import LiveEvidence
+from corescope.investigate.model import PressureSummary
 from corescope.model.cgroups import ChurnCount, MemcgCensus, StatReadCost
 from corescope.model.common import Diagnostic, SensorStatus
 from corescope.model.cores import CoreSample
@@ -81,6 +82,9 @@ class MergedEvidence:
     def restarts(self, t0: float, t1: float) -> RestartEvidence:
         a, b = self.stored.restarts(t0, t1), self.live.restarts(t0, t1)
         return RestartEvidence(records=a.records + b.records, journal=a.journal + b.journal)
+
+    def pressure(self, t0: float, t1: float) -> PressureSummary | None:
+        return self.stored.pressure(t0, t1)
 
     def statuses(self) -> list[SensorStatus]:
         return self.stored.statuses() + self.live.statuses()

@@ -12,6 +12,7 @@ from corescope.evidence.base import (
     RestartEvidence,
     Span,
 )
+from corescope.investigate.model import PressureSummary
 from corescope.model.cgroups import (
     CgroupLayout,
     ChurnCount,
@@ -124,6 +125,9 @@ class StoreEvidence:
                                journal=journal)
 
     # --- statuses -------------------------------------------------------------------------
+
+    def pressure(self, t0: float, t1: float) -> PressureSummary | None:
+        return None
 
     def statuses(self) -> list[SensorStatus]:
         return [SensorStatus("store", True, f"reading {self.store.directory}"),

@@ -113,17 +113,22 @@ def investigate(ev: Evidence, window: Window, options: Options | None = None,
     profiles = hot_core_profiles(ev, incident_views, opt.profile_before_s) \
         if "profiles" in parts and coverage.profiles is not None else []
 
+    pressure = ev.pressure(window.start, window.end)
     statuses = ev.statuses()
     statuses += derived_statuses(ev.name, statuses, window, samples, events, lost, zombies)
     inv = Investigation(
         source=ev.name, window=window, coverage=coverage, params=p, samples=samples,
-        cpus=cpus, episodes=episodes,
+        cpus=cpus, episodes=episodes, context_episodes=ctx_episodes,
         events=events, incidents=incident_views, correlation=summary,
         correlation_window_s=cw, lost_records=lost, record_span=span, zombies=zombies,
         restarts=restarts, profiles=profiles, findings=[], statuses=statuses,
-        diagnostics=list(zombies.diagnostics) if zombies else [],
+        diagnostics=list(zombies.diagnostics) if zombies else [], pressure=pressure,
     )
     inv.findings = fnd.findings(inv, opt.thresholds)
+    if set(parts) >= ALL_PARTS:
+        from corescope.investigate.diagnose import diagnose
+
+        inv.diagnosis = diagnose(inv, opt.thresholds)
     return inv
 
 

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from corescope.analysis.flame import Profile
 from corescope.analysis.zombies import ZombieReport
 from corescope.evidence.base import Coverage, RestartEvidence
+from corescope.investigate.diagnosis import Diagnosis
 from corescope.model.common import Diagnostic, Finding, SensorStatus
 from corescope.model.cores import CoreSample, Episode
 from corescope.model.events import CorrelationSummary, Incident, KernelEvent, QueueIrq
@@ -85,6 +86,21 @@ class HotCoreProfile:
     diagnostics: tuple[Diagnostic, ...] = ()
 
 
+@dataclass(frozen=True)
+class PressureSummary:
+    """The window's worst pressure readings (None: not recorded)."""
+
+    cpu_some_avg10_max: float | None = None  # % (PSI)
+    memory_some_avg10_max: float | None = None
+    memory_full_avg10_max: float | None = None
+    runq_wait_share_max: float | None = None  # seconds waited per CPU-second, worst CPU
+    runq_wait_cpu: int | None = None
+    pgscan_per_s_max: float | None = None  # vmstat pgscan_* rate
+    allocstall_per_s_max: float | None = None
+    compact_stall_per_s_max: float | None = None
+    oom_kills: int | None = None  # vmstat oom_kill delta over the window
+
+
 @dataclass
 class Investigation:
     source: str  # which evidence: "store", "live", "store+live", "artifacts"
@@ -94,6 +110,7 @@ class Investigation:
     samples: Sequence[CoreSample]  # the window's per-core samples (a CoreMatrix when any)
     cpus: list[int]
     episodes: list[Episode]  # hot-core episodes in the window
+    context_episodes: list[Episode]  # also those running into it: what incidents are tested on
     events: list[KernelEvent]  # every kernel event in the window, unclassified lines included
     incidents: list[IncidentView]
     correlation: CorrelationSummary
@@ -106,6 +123,8 @@ class Investigation:
     findings: list[Finding]
     statuses: list[SensorStatus]
     diagnostics: list[Diagnostic] = field(default_factory=list)
+    pressure: PressureSummary | None = None
+    diagnosis: Diagnosis | None = None
     schema: int = SCHEMA
 
     def status(self, name: str) -> SensorStatus | None:

@@ -61,6 +61,15 @@ def lab_paths(root: Root | None = None) -> LabPaths:
     return LabPaths(root.path(layout.memory_mount), layout.memory)
 
 
+def lab_parent(paths: LabPaths | None = None) -> Path:
+    """The lab's own parent cgroup (corescope-lab), created if missing: the memcg walker
+    reads its memory.stat, whose hierarchical totals walk every memcg under it, dying ones
+    included."""
+    paths = paths or lab_paths()
+    paths.base.mkdir(exist_ok=True)
+    return paths.base
+
+
 def _ensure_parent(paths: LabPaths, sub: str) -> Path:
     """corescope-lab/<sub>, with memory delegated down on v2."""
     base = paths.base

@@ -8,6 +8,7 @@ from typing import Any
 
 from corescope.analysis.flame import Profile
 from corescope.evidence.base import Coverage, Span
+from corescope.investigate.diagnosis import Diagnosis, Fact
 from corescope.investigate.model import (
     SCHEMA,
     HotCoreProfile,
@@ -126,6 +127,7 @@ def report_json(inv: Investigation) -> dict[str, Any]:
         "lost_records": inv.lost_records,
         "record_span": None if inv.record_span is None
         else [round(inv.record_span[0], 3), round(inv.record_span[1], 3)],
+        "diagnosis": diagnosis_json(inv.diagnosis),
     }
 
 
@@ -167,6 +169,35 @@ def hot_core_profile_json(h: HotCoreProfile) -> dict[str, Any]:
             "diagnostics": [str(d) for d in h.diagnostics]}
 
 
+# --- diagnosis ---------------------------------------------------------------------------------
+
+def _value(v: Any) -> Any:
+    return round(v, 4) if isinstance(v, float) else v
+
+
+def facts_json(facts: dict[str, Fact]) -> dict[str, Any]:
+    return {k: {"value": _value(f.value), "unit": f.unit, "source": f.source}
+            for k, f in facts.items()}
+
+
+def diagnosis_json(d: Diagnosis | None) -> dict[str, Any] | None:
+    if d is None:
+        return None
+    v = d.verdict
+    return {
+        "schema": SCHEMA,
+        "verdict": {"root_cause": v.root_cause, "culprit": v.culprit, "hot_cpu": v.hot_cpu,
+                    "walker": None if v.walker is None else {"comm": v.walker[0],
+                                                             "function": v.walker[1]},
+                    "confidence": round(v.confidence, 3)},
+        "chain": [{"step": link.step, "summary": link.summary,
+                   "evidence": facts_json(link.evidence)} for link in d.chain],
+        "hypotheses": [{"name": h.name, "verdict": h.verdict, "score": round(h.score, 3),
+                        "summary": h.summary, "evidence": facts_json(h.evidence),
+                        "would_change": h.would_change} for h in d.hypotheses],
+    }
+
+
 # --- doctor and the whole investigation ------------------------------------------------------
 
 def doctor_json(inv: Investigation, host: str, live: tuple[float, float]) -> dict[str, Any]:
@@ -178,6 +209,7 @@ def doctor_json(inv: Investigation, host: str, live: tuple[float, float]) -> dic
                    "since": round(inv.window.start, 3)},
         "sensors": sensors_json(inv),
         "findings": [f.to_json() for f in inv.findings],
+        "diagnosis": diagnosis_json(inv.diagnosis),
     }
 
 
@@ -196,5 +228,6 @@ def investigation_json(inv: Investigation) -> dict[str, Any]:
         "report": report_json(inv),
         "zombies": zombies_json(inv),
         "profiles": [hot_core_profile_json(h) for h in inv.profiles],
+        "diagnosis": diagnosis_json(inv.diagnosis),
         "diagnostics": [str(d) for d in inv.diagnostics[:50]],
     }

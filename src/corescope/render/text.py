@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from corescope.analysis.zombies import ZombieReport
+from corescope.investigate.diagnosis import Diagnosis
 from corescope.investigate.model import Investigation
 from corescope.model.common import Finding, SensorStatus
 from corescope.model.events import KernelEvent
@@ -15,6 +16,30 @@ from corescope.views.term import echo
 
 def where_of(e: KernelEvent) -> str:
     return " ".join(x for x in (e.driver, e.device, e.iface) if x)
+
+
+def print_diagnosis(d: Diagnosis | None, hypotheses: bool = False) -> None:
+    """The verdict and the causal chain first; the hypothesis sweep when asked."""
+    if d is None:
+        return
+    v = d.verdict
+    bits = [f"root cause: {v.root_cause}"]
+    if v.culprit:
+        bits.append(f"culprit {v.culprit}")
+    if v.hot_cpu is not None:
+        bits.append(f"hot cpu{v.hot_cpu}")
+    if v.walker:
+        bits.append(f"walker {v.walker[0]} in {v.walker[1]}")
+    echo("diagnosis: " + ", ".join(bits) + f" (confidence {v.confidence:.2f})")
+    for i, link in enumerate(d.chain, 1):
+        echo(f"  {i}. {link.step}: {link.summary}")
+    if hypotheses:
+        echo("hypotheses:")
+        for h in d.hypotheses:
+            echo(f"  [{h.verdict:<12}] {h.name} ({h.score:.2f})"
+                 + (f": {h.summary}" if h.summary else ""))
+            if h.verdict != "supported" and h.would_change:
+                echo(f"      would change with: {h.would_change}")
 
 
 def print_events(evs: Sequence[KernelEvent], lost: int, filtered: bool) -> None:
@@ -40,7 +65,9 @@ def _pct(x: float | None) -> str:
     return "-" if x is None else f"{x:.1f}"
 
 
-def print_timeline(inv: Investigation) -> None:
+def print_timeline(inv: Investigation, with_diagnosis: bool = True) -> None:
+    if with_diagnosis:
+        print_diagnosis(inv.diagnosis)
     window = inv.correlation_window_s
     span = inv.record_span
     if not inv.incidents:
@@ -146,6 +173,7 @@ def print_zombies(r: ZombieReport, statuses: Sequence[SensorStatus],
 def print_doctor(inv: Investigation, host: str, ncpu: int | None, seconds: float) -> None:
     echo(f"corescope doctor on {host} ({ncpu} CPUs, {seconds:g}s live sample)"
          if seconds else f"corescope doctor on {host} (evidence: {inv.source})")
+    print_diagnosis(inv.diagnosis)
     echo("sensors:")
     for s in inv.statuses:
         mark = "ok " if s.ok else "OFF"
@@ -163,6 +191,7 @@ def print_doctor(inv: Investigation, host: str, ncpu: int | None, seconds: float
 def print_investigation(inv: Investigation) -> None:
     """Everything, as `analyze` prints it after the file list."""
     w = inv.window
+    print_diagnosis(inv.diagnosis, hypotheses=True)
     echo(f"investigation of {iso(w.start)} – {iso(w.end)} ({format_duration(w.seconds)}), "
          f"{len(inv.cpus)} CPUs, evidence: {inv.source}")
     echo("sensors:")
@@ -177,7 +206,7 @@ def print_investigation(inv: Investigation) -> None:
     if len(inv.episodes) > 15:
         echo(f"  ... {len(inv.episodes) - 15} more (corescope cores --json)")
     echo("")
-    print_timeline(inv)
+    print_timeline(inv, with_diagnosis=False)
     for h in inv.profiles:
         p = h.profile
         procs = ", ".join(f"{s.comm} {s.pct:.0f}%" for s in p.top_processes(4))

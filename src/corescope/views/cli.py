@@ -37,6 +37,8 @@ COMMAND_MODULES: tuple[tuple[str, str, str], ...] = (
      "The incident timeline: each event and the hot-core episodes before it."),
     ("analyze", "corescope.views.cli_analyze",
      "Investigate artifacts saved from a node (mpstat, dmesg, perf script, ...)."),
+    ("diagnose", "corescope.views.cli_diagnose",
+     "Name the root cause: the hypothesis sweep, the causal chain and a verdict."),
     ("capture", "corescope.views.cli_capture",
      "Write a window of the store as one bundle of plain files."),
     ("serve", "corescope.views.cli_serve",

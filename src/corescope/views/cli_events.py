@@ -138,8 +138,7 @@ def report(obj: CliContext, event_id: int | None, since: float | None, until: fl
         raise SystemExit(EXIT_FINDINGS if inv.incidents else EXIT_OK)
     if output is not None:
         fail("-o goes with --html")
-    inv = store_investigation(obj, since, until, last, 3600.0, options=opts,
-                              parts=("incidents",))
+    inv = store_investigation(obj, since, until, last, 3600.0, options=opts)
     if as_json:
         emit_json(report_json(inv))
     else:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from corescope.lab.hotcore import BURNER_NAME, allowed_cpus, burn
+from corescope.lab.hotcore import BURNER_NAME, WALKERS, allowed_cpus, burn
 from corescope.views.clitypes import DURATION, fail, require_lab_consent
 
 
@@ -12,10 +12,13 @@ from corescope.views.clitypes import DURATION, fail, require_lab_consent
 @click.option("--cpu", type=int, required=True, help="The core to saturate.")
 @click.option("--seconds", type=DURATION, default="4", show_default=True,
               help="How long to burn.")
+@click.option("--walker", type=click.Choice(WALKERS), default="zero", show_default=True,
+              help="zero: 1 MiB /dev/zero reads; memcg: read corescope-lab's memory.stat in a "
+              "loop, the incident's memcg stat walk (over the lab's dying memcgs).")
 @click.option("--yes", is_flag=True, help="Consent: this pins one core at ~100% system time.")
-def hotcore(cpu: int, seconds: float, yes: bool) -> None:
-    """Burn system time on one core (a tight loop of 1 MiB /dev/zero reads), like kubelet's
-    memcg walk did on CPU 39."""
+def hotcore(cpu: int, seconds: float, walker: str, yes: bool) -> None:
+    """Burn system time on one core, like kubelet's memcg walk did on CPU 39: a tight loop of
+    /dev/zero reads, or (--walker memcg) of the lab parent's memory.stat."""
     require_lab_consent(yes, f"lab hotcore would pin a process ({BURNER_NAME}) to cpu{cpu} and "
                         f"keep it at ~100% system time for {seconds:g}s.")
     if cpu not in allowed_cpus():
@@ -23,10 +26,20 @@ def hotcore(cpu: int, seconds: float, yes: bool) -> None:
              f"{', '.join(map(str, sorted(allowed_cpus())))})")
     if not 0 < seconds <= 3600:
         fail("--seconds must be between 0 and 3600")
-    click.echo(f"corescope lab hotcore: burning cpu{cpu} for {seconds:g}s as {BURNER_NAME}",
-               err=True)
-    reads = burn(cpu, seconds)
-    click.echo(f"corescope lab hotcore: done ({reads} MiB zero-filled by the kernel)", err=True)
+    stat_file = None
+    if walker == "memcg":
+        from corescope.lab.zombies import LabError, lab_parent
+
+        try:
+            stat_file = str(lab_parent() / "memory.stat")
+        except (LabError, OSError) as exc:
+            fail(f"lab hotcore --walker memcg: {exc}")
+    click.echo(f"corescope lab hotcore: burning cpu{cpu} for {seconds:g}s as {BURNER_NAME}"
+               + (f", reading {stat_file}" if stat_file else ""), err=True)
+    reads = burn(cpu, seconds, stat_file)
+    what = f"{reads} reads of {stat_file}" if stat_file else \
+        f"{reads} MiB zero-filled by the kernel"
+    click.echo(f"corescope lab hotcore: done ({what})", err=True)
 
 
 def register(cli: click.Group, lab: click.Group) -> None:

@@ -1,0 +1,181 @@
+"""diagnose(inv): every hypothesis, the root-cause verdict and the causal chain.
+
+The verdict is the supported root cause with the highest score (ties: the order below, the
+incident's own chain first). A leak with no harm, a crash loop and a healthy node are
+verdicts only when nothing worse is supported. Confidence is the winner's score weighed by
+how surprising the correlation is: the fraction of incidents a hot core preceded against the
+base rate at random instants (1 − p-value), when there are incidents."""
+
+from __future__ import annotations
+
+import importlib
+import statistics
+
+from corescope.investigate.diagnosis import (
+    SUPPORTED,
+    Diagnosis,
+    Fact,
+    Hypothesis,
+    Link,
+    Verdict,
+)
+from corescope.investigate.hypotheses import HYPOTHESIS_MODULES
+from corescope.investigate.hypotheses.common import fact, preceded, real_incidents
+from corescope.investigate.model import Investigation
+from corescope.model.cgroups import Thresholds
+
+# root causes that explain incidents, strongest claim first on equal scores
+PRIMARY = ("zombie_memcg_leak", "irq_softirq_saturation", "hardware_fault", "memory_pressure",
+           "cpu_contention", "hypervisor_steal")
+FALLBACK = ("zombie_leak_no_harm", "crash_loop", "healthy")
+
+
+def evaluate_all(inv: Investigation, thr: Thresholds) -> list[Hypothesis]:
+    out = []
+    for name in HYPOTHESIS_MODULES:
+        out.append(importlib.import_module(name).evaluate(inv, thr))
+    return out
+
+
+def diagnose(inv: Investigation, thr: Thresholds) -> Diagnosis:
+    hyps = evaluate_all(inv, thr)
+    by = {h.name: h for h in hyps}
+    supported = [by[n] for n in PRIMARY if n in by and by[n].verdict == SUPPORTED]
+    winner: Hypothesis | None = None
+    if supported:
+        winner = max(supported, key=lambda h: (h.score, -PRIMARY.index(h.name)))
+    else:
+        winner = next((by[n] for n in FALLBACK if n in by and by[n].verdict == SUPPORTED),
+                      None)
+    if winner is None:
+        verdict = Verdict("undetermined", None, None, None, 0.0)
+        return Diagnosis(verdict, (), tuple(hyps))
+    conf = winner.score
+    s = inv.correlation
+    if winner.name in PRIMARY and s.events and s.p_value is not None:
+        conf *= 0.5 + 0.5 * (1.0 - s.p_value)
+    crash = by.get("crash_loop")
+    culprit = winner.culprit
+    if winner.name == "zombie_memcg_leak" and culprit is None and crash is not None \
+            and crash.verdict == SUPPORTED:
+        culprit = crash.culprit
+    verdict = Verdict(winner.name, culprit, winner.hot_cpu, winner.walker,
+                      round(max(0.0, min(1.0, conf)), 4))
+    return Diagnosis(verdict, tuple(chain_of(inv, verdict, by)), tuple(hyps))
+
+
+def chain_of(inv: Investigation, v: Verdict, by: dict[str, Hypothesis]) -> list[Link]:
+    if v.root_cause == "zombie_memcg_leak":
+        return _zombie_chain(inv, v, by)
+    if v.root_cause == "irq_softirq_saturation":
+        return _softirq_chain(inv, v)
+    h = by[v.root_cause]
+    links = [Link(v.root_cause, h.summary, dict(h.evidence))]
+    links += _nic_links(inv, v.hot_cpu) if v.root_cause in ("hardware_fault",) else []
+    return links
+
+
+def _zombie_chain(inv: Investigation, v: Verdict, by: dict[str, Hypothesis]) -> list[Link]:
+    z = inv.zombies
+    links: list[Link] = []
+    if z is not None and z.suspects and v.culprit:
+        top = next((s for s in z.suspects if s.name == v.culprit), z.suspects[0])
+        e = top.evidence
+        ev = {"source": fact(top.name, top.kind, "churn and restarts")}
+        for k, unit in (("restarts_per_hour", "restarts/h"), ("removed_per_hour", "cgroups/h"),
+                        ("explains_pct_of_growth", "%")):
+            if isinstance(e.get(k), int | float):
+                ev[k] = fact(e[k], unit, "churn and restarts")
+        rate = e.get("restarts_per_hour", e.get("removed_per_hour"))
+        links.append(Link("leaking_source", f"{top.name} ({top.kind}) restarts or churns"
+                          + (f" {rate:.0f}/h" if isinstance(rate, int | float) else ""), ev))
+    if z is not None and z.census is not None:
+        g = z.growth
+        ev2: dict[str, Fact] = {"dying": fact(z.census.dying, "memcgs", "memcg census"),
+                                "live": fact(z.census.live, "memcgs", "memcg census")}
+        if g.per_hour is not None:
+            ev2["growth"] = fact(g.per_hour, "memcgs/hour", g.method)
+        links.append(Link("dying_memcgs", f"{z.census.dying} dying memory cgroups against "
+                          f"{z.census.live} live"
+                          + (f", growing {g.per_hour:.0f}/h" if g.per_hour else ""), ev2))
+    h = by["zombie_memcg_leak"]
+    if v.walker is not None:
+        share = h.evidence.get("walker_share_of_kernel_samples")
+        links.append(Link("walker", f"{v.walker[0]} in {v.walker[1]} on cpu{v.hot_cpu}"
+                          + (f" ({share.value:.0%} of its kernel-mode samples)" if share else ""),
+                          {k: h.evidence[k] for k in h.evidence if k.startswith(("walker",
+                                                                                   "busiest"))}))
+    links += _saturation_links(inv, v.hot_cpu)
+    links += _nic_links(inv, v.hot_cpu)
+    return links
+
+
+def _saturation_links(inv: Investigation, cpu: int | None) -> list[Link]:
+    hot = [(view, e) for view, e in preceded(inv) if e.cpu == cpu]
+    eps = [e for _v, e in hot] or [e for e in inv.episodes if e.cpu == cpu]
+    if not eps:
+        return []
+    longest = max(eps, key=lambda e: e.duration_s)
+    ev = {"cpu": fact(cpu, "cpu", "per-core record"),
+          "duration": fact(longest.duration_s, "s", "per-core record"),
+          "peak_1s": fact(longest.peak_pct, "%", "per-core record at 1 s"),
+          "seen_at_30s": fact(longest.seen_at_30s_pct, "%", "a 30 s sampler"),
+          "seen_at_60s": fact(longest.seen_at_60s_pct, "%", "a 60 s sampler"),
+          "machine_avg": fact(longest.machine_avg_pct, "%", "machine average"),
+          "episodes": fact(len(eps), "episodes", "per-core record")}
+    return [Link("core_saturated", f"cpu{cpu} at {longest.mean_pct:.0f}% {longest.mode} time "
+                 f"for {longest.duration_s:.1f}s; a 30 s sampler showed "
+                 f"{longest.seen_at_30s_pct:.0f}%, 60 s {longest.seen_at_60s_pct:.0f}%, the "
+                 f"machine {longest.machine_avg_pct:.0f}%", ev)]
+
+
+def _nic_links(inv: Investigation, cpu: int | None) -> list[Link]:
+    incs = [view for view in real_incidents(inv)
+            if view.incident.event.kind.startswith("nic_")]
+    if not incs:
+        return []
+    links = []
+    mine = [view for view in incs if view.incident.nearest is not None
+            and view.incident.nearest.cpu == cpu] if cpu is not None else incs
+    stall = next((view for view in (mine or incs) if view.incident.event.queue is not None),
+                 None)
+    if stall is not None:
+        e = stall.incident.event
+        served = stall.incident.nearest.serves_queue if stall.incident.nearest else None
+        links.append(Link("nic_queue_stall",
+                          f"{e.iface or e.device or 'the NIC'} queue {e.queue}"
+                          + {True: f", served by cpu{cpu}, stalls",
+                             False: f", not served by cpu{cpu}, stalls",
+                             None: " stalls (queue-to-CPU map unknown)"}[served],
+                          {"iface": fact(e.iface, "", "kernel log"),
+                           "queue": fact(e.queue, "", "kernel log"),
+                           "served_by_hot_cpu": fact(served, "", "interrupt map")}))
+    resets = [view for view in (mine or incs)
+              if view.incident.event.kind == "nic_reset"
+              or any(r.kind == "nic_reset" for r in view.incident.related)]
+    leads = [view.incident.nearest.lead_s for view in mine if view.incident.nearest]
+    ev = {"resets": fact(len(resets), "bursts", "kernel log"),
+          "incidents": fact(len(mine or incs), "events", "kernel log")}
+    if leads:
+        ev["median_lead"] = fact(statistics.median(leads), "s", "correlation")
+    links.append(Link("reset", f"{len(resets)} NIC resets"
+                      + (f", {statistics.median(leads):.1f}s after the core saturated"
+                         if leads else ""), ev))
+    return links
+
+
+def _softirq_chain(inv: Investigation, v: Verdict) -> list[Link]:
+    links = []
+    maps = [q for view in inv.incidents for q in view.interrupt_map]
+    on = sorted({q.name for q in maps if v.hot_cpu in q.cpus})
+    if on:
+        links.append(Link("irq_affinity", f"{len(on)} NIC queue IRQs on cpu{v.hot_cpu}",
+                          {"queue_irqs": fact(on[:32], "", "interrupt map")}))
+    sat = _saturation_links(inv, v.hot_cpu)
+    if sat:
+        links.append(Link("softirq_saturation", sat[0].summary, sat[0].evidence))
+    nic = _nic_links(inv, v.hot_cpu)
+    if nic and nic[0].step == "nic_queue_stall":
+        links.append(Link("watchdog_timeout", nic[0].summary, nic[0].evidence))
+        nic = nic[1:]
+    return links + nic

@@ -1,0 +1,64 @@
+"""The diagnosis records: each hypothesis's verdict with its evidence, the root-cause verdict
+and the causal chain. Plain records; the JSON contract and text are built by renderers."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+SUPPORTED, RULED_OUT, NOT_MEASURED = "supported", "ruled_out", "not_measured"
+
+ROOT_CAUSES = ("zombie_memcg_leak", "zombie_leak_no_harm", "irq_softirq_saturation",
+               "hardware_fault", "cpu_contention", "memory_pressure", "hypervisor_steal",
+               "crash_loop", "healthy", "undetermined")
+
+
+@dataclass(frozen=True)
+class Fact:
+    """One number behind a verdict: its value, unit, and where it came from."""
+
+    value: Any
+    unit: str
+    source: str
+
+
+@dataclass(frozen=True)
+class Hypothesis:
+    name: str
+    verdict: str  # SUPPORTED | RULED_OUT | NOT_MEASURED
+    score: float  # 0..1: how strongly the evidence supports it
+    evidence: dict[str, Fact] = field(default_factory=dict)
+    would_change: str = ""
+    summary: str = ""
+    # what a supported hypothesis names, for the verdict
+    culprit: str | None = None
+    hot_cpu: int | None = None
+    walker: tuple[str, str] | None = None  # (comm, function)
+
+
+@dataclass(frozen=True)
+class Link:
+    """One step of the causal chain, in order."""
+
+    step: str
+    summary: str
+    evidence: dict[str, Fact] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Verdict:
+    root_cause: str
+    culprit: str | None
+    hot_cpu: int | None
+    walker: tuple[str, str] | None
+    confidence: float
+
+
+@dataclass(frozen=True)
+class Diagnosis:
+    verdict: Verdict
+    chain: tuple[Link, ...]
+    hypotheses: tuple[Hypothesis, ...]
+
+    def hypothesis(self, name: str) -> Hypothesis | None:
+        return next((h for h in self.hypotheses if h.name == name), None)

@@ -1,0 +1,124 @@
+"""What several hypotheses read from an Investigation: the incidents a saturated core
+preceded, which part of kernel time an episode spent, and who walked the memcg tree."""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from dataclasses import dataclass
+
+from corescope.investigate.diagnosis import Fact
+from corescope.investigate.model import HotCoreProfile, IncidentView, Investigation
+from corescope.model.cores import Episode
+
+# Kernel functions of the memcg stat read and tree walk, matched as a family: the v1/v2 stat
+# files, the hierarchy iterator, the css walk, rstat flushing, per-memcg LRU counts, and
+# reclaim's walk over memcgs. Names move between kernel versions; the family does not.
+MEMCG_WALK = re.compile(
+    r"mem_cgroup_iter|mem_cgroup_(node_)?nr_lru_pages|memcg1?_(numa_)?stat_(show|format)"
+    r"|memory_(numa_)?stat_(show|format)|memcg_page_state|memcg_events|memcg1_shown"
+    r"|css_next_(descendant_(pre|post)|child)|css_rightmost_descendant"
+    r"|(css|cgroup)_rstat_flush|rstat_flush|mem_cgroup_flush_stats|memcg_flush_stats"
+    r"|flush_memcg_stats|mem_cgroup_css_rstat_flush|shrink_node_memcgs|lruvec_page_state"
+    r"|mem_cgroup_(usage|read_u64|tree)")
+# NAPI / NET_RX softirq work.
+NET_RX = re.compile(r"net_rx_action|napi_poll|__napi_poll|napi_complete|_poll$|netif_receive"
+                    r"|__netif_receive_skb|gro_receive|napi_gro")
+
+# An episode is in irq/softirq mode when those take most of its kernel time.
+SOFT_SHARE = 0.5
+
+
+def mean_of(e: Episode, mode: str) -> float:
+    return float(e.by_mode.get(mode, {}).get("mean", 0.0))
+
+
+def soft_share(e: Episode) -> float:
+    """Share of the episode's kernel time spent in irq + softirq."""
+    irq_soft = mean_of(e, "irq") + mean_of(e, "soft")
+    total = irq_soft + mean_of(e, "sys")
+    return irq_soft / total if total > 0 else 0.0
+
+
+def is_sys_episode(e: Episode) -> bool:
+    return soft_share(e) < SOFT_SHARE
+
+
+def episode_of(inv: Investigation, cpu: int, start: float) -> Episode | None:
+    return next((e for e in inv.context_episodes
+                 if e.cpu == cpu and abs(e.start - start) < 1e-6), None)
+
+
+def preceded(inv: Investigation) -> list[tuple[IncidentView, Episode]]:
+    """Incidents whose nearest preceding hot-core episode is known, with that episode."""
+    out = []
+    for v in inv.incidents:
+        near = v.incident.nearest
+        if near is None:
+            continue
+        e = episode_of(inv, near.cpu, near.start)
+        if e is not None:
+            out.append((v, e))
+    return out
+
+
+def real_incidents(inv: Investigation) -> list[IncidentView]:
+    """Incidents that count: a lab line without a hot core before it is not one."""
+    return [v for v in inv.incidents if not (v.incident.event.lab and not v.incident.preceding)]
+
+
+@dataclass(frozen=True)
+class Walker:
+    comm: str
+    function: str
+    cpu: int
+    walk_samples: int  # its kernel-mode samples in memcg walk functions on that core
+    kernel_samples: int  # every kernel-mode sample on that core in the windows
+    busy_samples: int
+    top_comm: str | None  # the busiest process on the core overall (maybe not the walker)
+
+    @property
+    def share(self) -> float:
+        """The walker's memcg-walk samples as a share of the core's kernel-mode samples."""
+        return self.walk_samples / self.kernel_samples if self.kernel_samples else 0.0
+
+
+def kernel_mode(frames: tuple) -> bool:
+    return bool(frames) and frames[0].kernel
+
+
+def find_walker(profiles: list[HotCoreProfile], cpu: int | None = None) -> Walker | None:
+    """Who spent the hot core's kernel time in memcg walk functions before the incidents:
+    the process owning most such samples (not the busiest process overall), and its most
+    frequent function of the family."""
+    by_comm: Counter[str] = Counter()
+    funcs: dict[str, Counter[str]] = {}
+    kernel = busy = 0
+    busiest: Counter[str] = Counter()
+    chosen = [p for p in profiles if cpu is None or p.cpu == cpu]
+    if not chosen:
+        return None
+    for p in chosen:
+        for (comm, _pid, frames), n in p.profile.stacks.items():
+            busy += n
+            busiest[comm] += n
+            if not kernel_mode(frames):
+                continue
+            kernel += n
+            walk = [f.symbol for f in frames if f.kernel and MEMCG_WALK.search(f.symbol)]
+            if walk:
+                by_comm[comm] += n
+                c = funcs.setdefault(comm, Counter())
+                for sym in dict.fromkeys(walk):  # each function once per stack
+                    c[sym] += n
+    if not by_comm:
+        return None
+    comm, n = by_comm.most_common(1)[0]
+    # the function that names the walk: the most frequent, the one nearest the leaf on ties
+    function = funcs[comm].most_common(1)[0][0]
+    return Walker(comm, function, chosen[0].cpu, n, kernel, busy,
+                  busiest.most_common(1)[0][0] if busiest else None)
+
+
+def fact(value: object, unit: str, source: str) -> Fact:
+    return Fact(value, unit, source)

@@ -1,0 +1,78 @@
+"""`corescope diagnose`: the hypothesis sweep, the causal chain and a verdict."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import click
+
+from corescope.investigate import Investigation, investigate
+from corescope.investigate.window import WindowError, resolve_window
+from corescope.render.json_contract import diagnosis_json
+from corescope.render.text import print_diagnosis
+from corescope.views.clitypes import (
+    EXIT_FINDINGS,
+    EXIT_OK,
+    EXIT_USAGE,
+    UNTIL,
+    CliContext,
+    emit_json,
+    fail,
+    window_options,
+)
+
+
+def exit_code(inv: Investigation) -> int:
+    d = inv.diagnosis
+    return EXIT_OK if d is None or d.verdict.root_cause == "healthy" else EXIT_FINDINGS
+
+
+@click.command()
+@click.argument("paths", nargs=-1, type=click.Path(exists=True, path_type=Path))
+@click.option("--boot-time", type=UNTIL, default=None,
+              help="With PATH: when the node booted, for boot-relative timestamps.")
+@window_options("1h", "How much to diagnose.")
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+@click.pass_obj
+def diagnose(obj: CliContext, paths: tuple[Path, ...], boot_time: float | None,
+             since: float | None, until: float | None, last: float | None,
+             as_json: bool) -> None:
+    """Name the root cause: every hypothesis (zombie memcg leak, softirq storm, hardware,
+    contention, memory pressure, steal, crash loop, healthy) checked against the evidence,
+    with the causal chain of the winner. Reads the store (this node's, or an analyzed one
+    with --store), or artifacts given as PATH (as `analyze` reads them).
+
+    Exit 0 when healthy, 1 when there is a root cause, 2 on a usage or environment error."""
+    if paths:
+        from corescope.views.cli_analyze import analysis_store, import_and_investigate
+
+        with analysis_store(obj) as store:
+            _report, inv = import_and_investigate(obj, paths, boot_time, since, until, last,
+                                                  store)
+        if inv is None:
+            fail("nothing with a time could be imported from the given paths")
+            raise SystemExit(EXIT_USAGE)
+    else:
+        from corescope.views.investigation_cli import node_evidence
+
+        now_ok = until is None or until >= time.time() - 60
+        ev, extra = node_evidence(obj, kernel_ring=True, now=now_ok)
+        try:
+            window = resolve_window(time.time() + 1.0, since=since, until=until, last=last,
+                                    coverage=ev.coverage())
+        except WindowError as exc:
+            fail(str(exc))
+            raise
+        inv = investigate(ev, window)
+        ev.close()
+        inv.statuses[:0] = extra
+    if as_json:
+        emit_json(diagnosis_json(inv.diagnosis))
+    else:
+        print_diagnosis(inv.diagnosis, hypotheses=True)
+    raise SystemExit(exit_code(inv))
+
+
+def register(cli: click.Group, lab: click.Group) -> None:
+    cli.add_command(diagnose)
