@@ -32,8 +32,10 @@ def usage_of(cpu: int, d: tuple[int, ...]) -> CpuUsage:
         "irq": d[_Q] * f,
         "soft": d[_SQ] * f,
         "steal": d[_ST] * f,
-        "guest": d[_G] * f,
-        "gnice": d[_GN] * f,
+        # guest is inside user (guest_nice inside nice): more guest than user is a torn
+        # or garbage counter, and never more than the user time it is part of
+        "guest": (d[_G] if d[_G] < d[_U] else d[_U]) * f,
+        "gnice": (d[_GN] if d[_GN] < d[_N] else d[_N]) * f,
         "idle": d[_I] * f,
     }
     return CpuUsage(cpu=cpu, ticks=itv, pct=pct)
@@ -97,7 +99,7 @@ _MODE_TICKS = {
     "irq": lambda d: d(_Q),
     "soft": lambda d: d(_SQ),
     "steal": lambda d: d(_ST),
-    "guest": lambda d: d(_G),
-    "gnice": lambda d: d(_GN),
+    "guest": lambda d: np.minimum(d(_G), d(_U)),
+    "gnice": lambda d: np.minimum(d(_GN), d(_N)),
     "idle": lambda d: d(_I),
 }
