@@ -42,7 +42,7 @@ REALTIME = "CLOCK_REALTIME"
 BLOCK = 1 << 20
 STDIN = "-"
 # the smallest step perf prints (microseconds): a chunk owns [first, last + this)
-_TICK = 1e-6
+TICK = 1e-6
 
 
 class InputError(Exception):
@@ -185,11 +185,44 @@ def _hz_from(block: str) -> int:
     return 0
 
 
+def chunk_clock(got: Imported, boot_time: float | None) -> tuple[str, float]:
+    """(clockid, wall − text offset) for imported text: epoch times as they are, boot-relative
+    ones placed by the boot time, else left on perf's clock (unanchored)."""
+    if got.clock == "epoch":
+        return REALTIME, 0.0
+    if boot_time is not None:
+        return BOOT_ANCHORED, float(boot_time)
+    return UNANCHORED, 0.0
+
+
+def scan(blocks: Iterable[str], kind: str, name: str,
+         diags: list[Diagnostic]) -> Imported:
+    """What `perf script` text ("perf_script") or folded stacks ("folded") hold: samples,
+    time span and clock, CPUs, events, rate. Pure: nothing is written."""
+    blocks = iter(blocks)
+    first_block = next(blocks, "")
+    got = Imported(name, kind)
+    if kind == "perf_script":
+        got.hz = _hz_from(first_block)
+        parse = perf_script.parse_blocks
+    else:
+        parse = folded.parse_blocks
+    _scan(parse(itertools.chain([first_block], blocks), diags, source=name), got)
+    if kind == "folded" or got.first is None or got.last is None:
+        return got
+    epoch = got.first >= EPOCH_MIN
+    if epoch != (got.last >= EPOCH_MIN):
+        diags.append(Diagnostic(name, "times mix the wall clock and perf's boot clock; "
+                                "windows over this input will be wrong"))
+    got.clock = "epoch" if epoch else "boot"
+    return got
+
+
 def import_input(store: Store, source: str | Path | BinaryIO, name: str | None = None,
                  boot_time: float | None = None,
                  diags: list[Diagnostic] | None = None) -> Imported:
-    """Import one `perf script` or folded input into the store's ring as one chunk.
-    boot_time (UTC epoch of the boot) anchors boot-relative timestamps."""
+    """Import one `perf script` or folded input into the store's ring as one chunk,
+    streaming it once. boot_time (UTC epoch of the boot) anchors boot-relative timestamps."""
     diags = diags if diags is not None else []
     name = name or (STDIN if source == STDIN else str(source))
     try:
@@ -199,47 +232,34 @@ def import_input(store: Store, source: str | Path | BinaryIO, name: str | None =
     read_diags: list[Diagnostic] = []
     blocks = text_blocks(stream, read_diags, name)
     first_block = next(blocks, "")
-    kind = folded.sniff(first_block)
-    if kind is None:
+    sniffed = folded.sniff(first_block)
+    if sniffed is None:
         what = "not perf script text or folded stacks"
         if not first_block.strip():
             what = read_diags[0].message if read_diags else "empty"
         return Imported(name, None, skipped=what)
-    fmt = "folded" if kind == "folded" else "text"
-    got = Imported(name, "folded" if kind == "folded" else "perf_script")
-    got.hz = _hz_from(first_block) if fmt == "text" else 0
-    with ChunkWriter(store, fmt) as w:
+    kind = "folded" if sniffed == "folded" else "perf_script"
+    with ChunkWriter(store, "folded" if kind == "folded" else "text") as w:
 
         def tee() -> Iterator[str]:
             for block in itertools.chain([first_block], blocks):
                 w.write(block)
                 yield block
 
-        parse = folded.parse_blocks if fmt == "folded" else perf_script.parse_blocks
-        _scan(parse(tee(), diags, source=name), got)
+        got = scan(tee(), kind, name, diags)
         diags.extend(read_diags)
         if got.samples == 0:
             got.skipped = "no samples"
             return got
-        if fmt == "folded":
+        if kind == "folded":
             got.chunk = w.commit(clockid=NO_CLOCK, perf_start=0.0, perf_end=0.0,
                                  clock_offset=0.0, samples=got.samples)
             return got
         if got.first is None or got.last is None:
             got.skipped = "no sample has a time stamp (perf script -F without time?)"
             return got
-        epoch = got.first >= EPOCH_MIN
-        if epoch != (got.last >= EPOCH_MIN):
-            diags.append(Diagnostic(name, "times mix the wall clock and perf's boot clock; "
-                                    "windows over this input will be wrong"))
-        got.clock = "epoch" if epoch else "boot"
-        if epoch:
-            clockid, offset = REALTIME, 0.0
-        elif boot_time is not None:
-            clockid, offset = BOOT_ANCHORED, float(boot_time)
-        else:
-            clockid, offset = UNANCHORED, 0.0
-        got.chunk = w.commit(clockid=clockid, perf_start=got.first, perf_end=got.last + _TICK,
+        clockid, offset = chunk_clock(got, boot_time)
+        got.chunk = w.commit(clockid=clockid, perf_start=got.first, perf_end=got.last + TICK,
                              clock_offset=offset, samples=got.samples, hz=got.hz)
     return got
 

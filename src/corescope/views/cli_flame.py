@@ -162,7 +162,8 @@ def _ring_stream(obj: CliContext, store: Store, lo: float, hi: float, cpu: int |
     chunks = ring.all_chunks(store) if whole else ring.chunks_overlapping(store, lo, hi)
     it = perf_query.ring_samples(store, obj.runner, lo, hi, cpu, diags, progress, chunks,
                                  whole=whole)
-    anchored = all(c.anchored for c in chunks) and bool(chunks)
+    timed = [c for c in chunks if c.format != "folded"]  # folded stacks have no clock
+    anchored = bool(timed) and all(c.anchored for c in timed)
     return ((s, t) for s, t in it), len(chunks), anchored
 
 

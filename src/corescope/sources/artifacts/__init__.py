@@ -12,7 +12,8 @@ Kinds (`KIND_MODULES`, in detection order; the first module whose `sniff` claims
 | `interrupts_loop` | `proc_interrupts` (one `/proc/interrupts` or a dated loop) |
 | `census_loop` | `census_loop`, `proc_cgroups` |
 | `units` | `systemctl_show`, `journal_json`, `crictl_json`, `docker_ps`, `docker_inspect` |
-| `perf_detect` | `perf_script`, `folded` (recognised; imported by a plug-in, see below) |
+| `perf_profiles` | `perf_script`, `folded`: into the profile ring (`ingest.perf_write`) |
+| `perf_detect` | `perf_script`, `folded` (recognition only, when `perf_profiles` is absent) |
 | `anchors` | `uptime_since` (`uptime -s`), `uptime_pair` (`date; cat /proc/uptime`): boot times |
 | `kernel_log` | `kernel_log` (dmesg plain/-r/-x/-T/iso, kern.log, a /dev/kmsg dump) |
 | `pressure_loops` | `psi_loop`, `schedstat_loop`, `vmstat_loop` (checked before `procstat_loop`) |
@@ -54,6 +55,7 @@ KIND_MODULES: tuple[str, ...] = (
     "corescope.sources.artifacts.interrupts_loop",
     "corescope.sources.artifacts.procstat_loop",
     "corescope.sources.artifacts.units",
+    "corescope.sources.artifacts.perf_profiles",
     "corescope.sources.artifacts.perf_detect",
     "corescope.sources.artifacts.anchors",
     "corescope.sources.artifacts.kernel_log",

@@ -1,0 +1,51 @@
+"""`perf script` text (either clock; a folder of chunks is one artifact per file) and folded
+stacks, imported into the profile ring as text chunks, so `flame` and `heatmap` (windows,
+`--event`, `--diff`) read an analyzed store as they read a recording.
+
+Registered before `perf_detect` (whose `sniff` it reuses): that module only recognises these
+kinds. The parse is pure (it scans the text for samples, span, clock and CPUs); the writer,
+`corescope.ingest.perf_write`, stores the text once the import has settled a boot time."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from corescope.model.common import Diagnostic
+from corescope.sources import perf_import
+from corescope.sources.artifacts.base import Parsed
+from corescope.sources.artifacts.perf_detect import KINDS, sniff
+
+__all__ = ["KINDS", "ProfileText", "parse", "sniff"]
+
+
+@dataclass(frozen=True)
+class ProfileText:
+    """The payload for the writer: the text as read, and what the scan found in it."""
+
+    data: bytes
+    scanned: perf_import.Imported
+
+
+def parse(data: bytes, kind: str, source: str) -> Parsed:
+    p = Parsed(kind, source)
+    text = data.decode("utf-8", "replace")
+    step = perf_import.BLOCK
+    diags: list[Diagnostic] = []
+    got = perf_import.scan((text[i:i + step] for i in range(0, len(text), step)), kind,
+                           source, diags)
+    for d in diags:
+        p.diag(d.message, d.line)
+    if got.samples == 0:
+        p.diag("no samples")
+        return p
+    if kind == "perf_script" and (got.first is None or got.last is None):
+        p.diag("no sample has a time stamp (perf script -F without time?)")
+        return p
+    p.extra = ProfileText(data, got)
+    p.extra_records = got.samples
+    p.extra_cpus = got.cpus
+    if kind == "folded":
+        p.undated = True  # no times: placed like an undated snapshot
+    elif got.clock == "epoch" and got.first is not None and got.last is not None:
+        p.extra_span = (got.first, got.last)
+    return p
