@@ -202,6 +202,20 @@ def test_steal_saturates_the_hot_core_without_kernel_time(short_dirs: dict[str, 
     assert len({r["steal"] for r in stolen}) > 1
 
 
+def test_quiet_stories_vary_the_nic() -> None:
+    drivers = {make_plan(k, seed=s).nic_driver for k in ("healthy_bursty", "crash_loop")
+               for s in range(1, 9)}
+    assert drivers == {"ena", "mlx5_core"}
+    p = next(q for s in range(1, 30)
+             if (q := make_plan("healthy_bursty", cpus=8, seed=s)).nic_driver == "mlx5_core")
+    from corescope.lab.scenarios.system import proc_interrupts
+    irq = parse_proc_interrupts(proc_interrupts(p))
+    qmap = queue_map(irq, None, {"0000:08:00.0": "eth0"})
+    assert irq.diagnostics == () and len(qmap) == p.queues
+    assert {m.name for m in qmap} == {f"mlx5_comp{q}@pci:0000:08:00.0" for q in range(p.queues)}
+    assert all(m.iface == "eth0" for m in qmap)
+
+
 def test_census_log_counts_the_zombies(short_dirs: dict[str, Path]) -> None:
     for kind in ("zombie_chain", "zombie_no_harm", "healthy_bursty"):
         d = short_dirs[kind]

@@ -24,6 +24,9 @@ ROOT_CAUSE: dict[str, str] = {
     "crash_loop": "crash_loop",
 }
 KINDS: tuple[str, ...] = tuple(ROOT_CAUSE)
+# the stories in which the NIC says nothing (so its driver may vary)
+NO_NIC_EVENTS = frozenset({"healthy_bursty", "zombie_no_harm", "cpu_contention",
+                           "memory_pressure", "crash_loop"})
 
 # 2026-11-02T00:00:00Z: hours are placed after it, some across midnight
 BASE_EPOCH = 1793577600
@@ -175,6 +178,9 @@ def make_plan(kind: str, cpus: int = 96, seed: int = 1, duration_s: int = 3600,
         mpstat_date=r.choice(("c", "iso")), uptime_file=r.random() < 0.5,
     )
     _story(plan, r)
+    if kind in NO_NIC_EVENTS and r.random() < 0.5:
+        # a Mellanox NIC instead: its queue IRQs are `mlx5_compN@pci:BDF`
+        plan.nic_driver, plan.bus = "mlx5_core", "0000:08:00.0"
     return plan
 
 

@@ -38,9 +38,11 @@ def proc_interrupts(p: Plan) -> str:
         counts[(q - 1) % n] = int(up * r.uniform(0.2, 4))
         rows.append((f"{irq:3d}", counts, f" PCI-MSI {65536 + q:d}-edge      nvme0q{q}"))
         irq += 1
+    mlx5 = p.nic_driver == "mlx5_core"
     mgmt = [0] * n
     mgmt[0] = int(up / 500)
-    rows.append((f"{irq:3d}", mgmt, f" PCI-MSI {81920:d}-edge      ena-mgmnt@pci:{p.bus}"))
+    rows.append((f"{irq:3d}", mgmt, f" IR-PCI-MSI {4194304:d}-edge      mlx5_async0@pci:{p.bus}"
+                 if mlx5 else f" PCI-MSI {81920:d}-edge      ena-mgmnt@pci:{p.bus}"))
     irq += 1
     for q in range(p.queues):
         counts = [0] * n
@@ -52,8 +54,9 @@ def proc_interrupts(p: Plan) -> str:
         if p.noise > 0.4 and home not in cpus:
             # irqbalance moved it here at some point: the old CPU keeps a residue
             counts[home] = int(up * r.uniform(1, 20))
-        rows.append((f"{irq:3d}", counts, f" PCI-MSI {81921 + q:d}-edge      "
-                                          f"{p.iface}-Tx-Rx-{q}"))
+        rows.append((f"{irq:3d}", counts,
+                     f" IR-PCI-MSI {4194305 + q:d}-edge      mlx5_comp{q}@pci:{p.bus}" if mlx5
+                     else f" PCI-MSI {81921 + q:d}-edge      {p.iface}-Tx-Rx-{q}"))
         irq += 1
     body = []
     for label, counts, tail in rows:
