@@ -383,3 +383,14 @@ def test_kern_log_anchors_itself(utc) -> None:  # type: ignore[no-untyped-def]
     assert len(p.kernel) == 4 and all(r.usec is not None for r in p.kernel)
     assert p.boot_times and abs(p.boot_times[0].epoch - BTIME) <= 1.0
     assert "2026" in p.boot_times[0].how
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.text(max_size=70) | st.from_regex(
+    r"(Mon|Tue) (Nov|Feb|Dez) [0-9]{1,3} [0-9]{1,3}:[0-9]{2}:[0-9]{2}( [AP]M)? "
+    r"(UTC|EST|XYZ|\+9999)? [0-9]{1,6}", fullmatch=True))
+def test_date_readers_never_raise(text: str) -> None:
+    t = parse_date_line(text)
+    assert t is None or 946684800 <= t <= 4102444800
+    parse_clock(text)
+    parse_day(text)

@@ -233,7 +233,8 @@ def import_paths(paths: Sequence[str | Path], store: Store, *, boot_time: float 
         mtimes = [a.mtime for p, _, a in entries if p is not None and a.mtime]
         undated_t = max(mtimes) if mtimes else now
         undated_how = "the file modification time" if mtimes else "the import time"
-    ctx = WriteContext(boot, how, undated_t)
+    ctx = WriteContext(boot, how, undated_t,
+                       dedupe_kernel=sum(1 for p in parsed_all if p.kernel) > 1)
 
     order = sorted(range(len(entries)), key=lambda i: _SAMPLE_PRIORITY.get(
         entries[i][0].kind if entries[i][0] else "", 9))

@@ -52,6 +52,8 @@ class WriteContext:
     covered: list[tuple[float, float]] = field(default_factory=list)
     # kernel messages already written (message -> times), to drop twin logs' duplicates
     seen_kernel: dict[str, list[float]] = field(default_factory=dict)
+    # only worth remembering when more than one file holds kernel records
+    dedupe_kernel: bool = True
 
 
 @dataclass
@@ -116,10 +118,11 @@ def write_kernel(p: Parsed, store: Store, ctx: WriteContext) -> Written:
         else:
             untimed += 1
             continue
-        if _duplicate(ctx, r.message, t):
-            dups += 1
-            continue
-        local_seen.setdefault(r.message, []).append(t)
+        if ctx.dedupe_kernel:
+            if _duplicate(ctx, r.message, t):
+                dups += 1
+                continue
+            local_seen.setdefault(r.message, []).append(t)
         events.append(classify_record(r, t))
     for msg, ts in local_seen.items():
         ctx.seen_kernel.setdefault(msg, []).extend(ts)
