@@ -20,7 +20,9 @@ _SYS_KEEP = ("rx_errors", "tx_errors", "rx_dropped", "tx_dropped", "tx_carrier_e
 # counters worth keeping as a series (everything else is only diffed for events)
 _KEEP = set(netdev.TRIGGERS) | {"interface_down", "interface_up"} | set(_SYS_KEEP)
 IRQ_MAP_EVERY_S = 60.0
-DRIVER_EVERY_S = 60.0  # re-read an interface's driver/bus id links (a rebind is rare)
+# re-list interfaces and re-read their driver/bus id links this often: they rarely change, and
+# a 5 s tick need not re-list the hundreds of veths of a Kubernetes node
+LINKS_EVERY_S = 60.0
 ETHTOOL_RETRY_TICKS = 60
 
 
@@ -40,14 +42,19 @@ class NetdevSensor(Sensor):
         self._prev_mono = 0.0
         self._last_map: list[tuple] | None = None
         self._last_map_wall = 0.0
-        self._drivers: dict[str, tuple[str | None, str | None, float]] = {}
+        self._ifaces: list[str] = []
+        self._devmap: dict[str, str] = {}
+        self._drivers: dict[str, tuple[str | None, str | None]] = {}
+        self._links_at: float | None = None
         self.notes: list[str] = []
 
     def open(self, store: Store) -> SensorStatus:
         self._store = store
-        ifaces = netdev.list_ifaces(self.env.root)
+        ifaces, _ = self._links()
+        virtual = len(netdev.list_ifaces(self.env.root)) - len(ifaces)
         parts = [f"{len(ifaces)} interfaces ({', '.join(ifaces) or 'none'}) every "
-                 f"{self.interval_s:g}s"]
+                 f"{self.interval_s:g}s"
+                 + (f" ({virtual} virtual ones without a device not read)" if virtual else "")]
         if self._ethtool is None:
             parts.append("driver counters (ethtool -S) are read from the live kernel only: "
                          "not measured under --root")
@@ -69,7 +76,7 @@ class NetdevSensor(Sensor):
         return SensorStatus(self.name, True, "; ".join(parts))
 
     def _read(self, iface: str) -> netdev.NicCounters:
-        driver, device = self._driver(iface)
+        driver, device = self._drivers.get(iface, (None, None))
         stats: dict[str, int] = {}
         left = self._no_ethtool.get(iface)
         if self._ethtool is None:
@@ -88,19 +95,24 @@ class NetdevSensor(Sensor):
         return netdev.NicCounters(iface=iface, driver=driver, device=device, ethtool=stats,
                                   sys=sys_stats, tx_timeouts=timeouts)
 
-    def _driver(self, iface: str) -> tuple[str | None, str | None]:
+    def _links(self) -> tuple[list[str], dict[str, str]]:
+        """The device-backed interfaces, their drivers, and the bus id → interface map, from
+        sysfs at most once every LINKS_EVERY_S."""
         now = time.monotonic()
-        got = self._drivers.get(iface)
-        if got is None or now - got[2] >= DRIVER_EVERY_S:
-            got = (*netdev.iface_driver_device(self.env.root, iface), now)
-            self._drivers[iface] = got
-        return got[0], got[1]
+        if self._links_at is None or now - self._links_at >= LINKS_EVERY_S:
+            root = self.env.root
+            self._ifaces = netdev.list_ifaces(root, with_device=True)
+            self._devmap = irqs.dev_to_iface_map(root)
+            self._drivers = {i: netdev.iface_driver_device(root, i) for i in self._ifaces}
+            self._links_at = now
+        return self._ifaces, self._devmap
 
     def tick_counters(self, wall: float, first: bool = False,
                       ifaces: list[str] | None = None) -> None:
         assert self._store is not None
         events = []
-        for iface in netdev.list_ifaces(self.env.root) if ifaces is None else ifaces:
+        rows: dict[str, dict[str, int]] = {}
+        for iface in self._links()[0] if ifaces is None else ifaces:
             cur = self._read(iface)
             prev = self._prev.get(iface)
             if prev is not None and not first:
@@ -110,7 +122,8 @@ class NetdevSensor(Sensor):
                 keep = {k: v for k, v in cur.ethtool.items() if k in _KEEP}
                 keep.update({f"sys.{k}": v for k, v in cur.sys.items() if k in _KEEP})
                 keep.update({f"tx-{q}.tx_timeout": v for q, v in cur.tx_timeouts.items()})
-                store_events.insert_counters(self._store, wall, iface, keep)
+                rows[iface] = keep
+        store_events.insert_counters_many(self._store, wall, rows)
         if events:
             store_events.insert_events(self._store, events)
             self.env.tap.events(events)
@@ -118,14 +131,14 @@ class NetdevSensor(Sensor):
     def tick(self, wall: float, mono: float) -> None:
         assert self._store is not None
         root = self.env.root
-        ifaces = netdev.list_ifaces(root)
+        ifaces, devmap = self._links()
         self.tick_counters(wall, ifaces=ifaces)
         try:
             cur = irqs.parse_proc_interrupts(root.read_text("/proc/interrupts"))
         except OSError:
             cur = None
         if cur is not None:
-            qmap = irqs.live_queue_map(root, cur, self._prev_irq, set(ifaces))
+            qmap = irqs.live_queue_map(root, cur, self._prev_irq, set(ifaces), devmap)
             self._maybe_store_map(wall, qmap)
             self._prev_irq = cur
         try:

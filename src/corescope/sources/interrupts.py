@@ -229,10 +229,11 @@ def softirq_delta(prev: dict[str, dict[int, int]], cur: dict[str, dict[int, int]
 
 
 def live_queue_map(root: Root, cur: Interrupts, prev: Interrupts | None,
-                   ifaces: set[str]) -> list[QueueIrq]:
+                   ifaces: set[str], devmap: dict[str, str] | None = None) -> list[QueueIrq]:
     """The NIC queue map now. Affinity files are read only for NIC queue IRQs: a node has
-    hundreds of other IRQs and this runs every few seconds."""
-    devmap = dev_to_iface_map(root)
+    hundreds of other IRQs and this runs every few seconds. `devmap`: a recent
+    dev_to_iface_map, so a caller on a timer need not re-read the sysfs links each time."""
+    devmap = dev_to_iface_map(root) if devmap is None else devmap
     nic = {r.irq for r in cur.rows
            if any(queue_of(name, devmap, ifaces) is not None for name in r.actions)}
     affinity = {irq: read_affinity(root, irq) for irq in nic}

@@ -93,12 +93,17 @@ def _read_int(path: os.PathLike[str] | str) -> int | None:
         os.close(fd)
 
 
-def list_ifaces(root: Root) -> list[str]:
+def list_ifaces(root: Root, with_device: bool = False) -> list[str]:
+    """Interfaces but lo. `with_device`: only those backed by a device (a NIC or a virtio
+    queue pair); virtual ones (veth, ifb, bridges: hundreds on a Kubernetes node) have no
+    driver TX queues that stall."""
+    base = root.path("/sys/class/net")
     try:
-        names = sorted(os.listdir(root.path("/sys/class/net")))
+        names = sorted(os.listdir(base))
     except OSError:
         return []
-    return [n for n in names if n != "lo"]
+    return [n for n in names if n != "lo"
+            and (not with_device or os.path.lexists(os.path.join(base, n, "device")))]
 
 
 def iface_driver_device(root: Root, iface: str) -> tuple[str | None, str | None]:

@@ -209,9 +209,16 @@ def read_softirqs(store: Store, t0: float, t1: float
 
 
 def insert_counters(store: Store, t: float, iface: str, counters: dict[str, int]) -> None:
+    insert_counters_many(store, t, {iface: counters})
+
+
+def insert_counters_many(store: Store, t: float, by_iface: dict[str, dict[str, int]]) -> None:
+    """Every interface's counters of one reading in one transaction (one commit per tick)."""
+    if not by_iface:
+        return
     with store.write() as c:
-        c.execute("INSERT INTO nic_counters (time, iface, counters) VALUES (?,?,?)",
-                  (t, iface, json.dumps(counters)))
+        c.executemany("INSERT INTO nic_counters (time, iface, counters) VALUES (?,?,?)",
+                      [(t, iface, json.dumps(v)) for iface, v in by_iface.items()])
 
 
 def span(store: Store) -> tuple[float, float] | None:
