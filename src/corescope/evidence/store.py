@@ -127,7 +127,11 @@ class StoreEvidence:
     # --- statuses -------------------------------------------------------------------------
 
     def pressure(self, t0: float, t1: float) -> PressureSummary | None:
-        return None
+        from corescope.investigate.pressure import summarize
+        from corescope.store import pressure as ps
+
+        return summarize(ps.read_psi(self.store, t0, t1), ps.read_schedstat(self.store, t0, t1),
+                         ps.read_vmstat(self.store, t0, t1))
 
     def statuses(self) -> list[SensorStatus]:
         return [SensorStatus("store", True, f"reading {self.store.directory}"),

@@ -28,6 +28,9 @@ from corescope.model.cgroups import Thresholds
 PRIMARY = ("zombie_memcg_leak", "irq_softirq_saturation", "hardware_fault", "memory_pressure",
            "cpu_contention", "hypervisor_steal")
 FALLBACK = ("zombie_leak_no_harm", "crash_loop", "healthy")
+# root causes whose claim is "a saturated core preceded the incidents": weighed by how
+# surprising that correlation is
+CORRELATED = ("zombie_memcg_leak", "irq_softirq_saturation")
 
 
 def evaluate_all(inv: Investigation, thr: Thresholds) -> list[Hypothesis]:
@@ -52,7 +55,7 @@ def diagnose(inv: Investigation, thr: Thresholds) -> Diagnosis:
         return Diagnosis(verdict, (), tuple(hyps))
     conf = winner.score
     s = inv.correlation
-    if winner.name in PRIMARY and s.events and s.p_value is not None:
+    if winner.name in CORRELATED and s.events and s.p_value is not None:
         conf *= 0.5 + 0.5 * (1.0 - s.p_value)
     crash = by.get("crash_loop")
     culprit = winner.culprit

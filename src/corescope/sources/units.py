@@ -186,9 +186,12 @@ def parse_crictl_ps(text: str | bytes, t: float = 0.0, source: str = "crictl ps 
             "name": f"{ns}/{pod}/{name}" if isinstance(pod, str) and isinstance(ns, str)
             else name,
             "restarts": None, "state": "", "instances": 0, "exited": 0, "uid": uid,
-            "attempt": None, "annotation": None, "created": None,
+            "attempt": None, "annotation": None, "created": None, "ids": [],
         })
         entry["instances"] += 1
+        cid = c.get("id")
+        if isinstance(cid, str) and cid and len(entry["ids"]) < 32:
+            entry["ids"].append(cid[:64])  # an OOM line or a cgroup path names it
         state = c.get("state") if isinstance(c.get("state"), str) else ""
         if state == "CONTAINER_EXITED":
             entry["exited"] += 1
@@ -208,7 +211,8 @@ def parse_crictl_ps(text: str | bytes, t: float = 0.0, source: str = "crictl ps 
             t=t, kind="container", name=e["name"], restarts=e["restarts"], state=e["state"],
             cgroup=f"pod{e['uid']}" if isinstance(e["uid"], str) and e["uid"] else None,
             detail={"attempt": e["attempt"], RESTART_ANNOTATION: e["annotation"],
-                    "instances": e["instances"], "exited_instances": e["exited"]},
+                    "instances": e["instances"], "exited_instances": e["exited"],
+                    "ids": e["ids"]},
         )
         for e in best.values()
     ]

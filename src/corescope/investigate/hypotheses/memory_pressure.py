@@ -3,6 +3,9 @@ kills in the kernel log."""
 
 from __future__ import annotations
 
+import re
+from collections import Counter
+
 from corescope.investigate.diagnosis import NOT_MEASURED, RULED_OUT, SUPPORTED, Hypothesis
 from corescope.investigate.hypotheses.common import fact
 from corescope.investigate.model import Investigation
@@ -42,8 +45,31 @@ def evaluate(inv: Investigation, thr: Thresholds) -> Hypothesis:
                           f"OOM kills, memory PSI some >= {PSI_SOME:g}% or allocation stalls",
                           "no OOM kills and no memory stall" + note)
     score = round(min(1.0, 0.5 * bool(ooms) + 0.3 * psi + 0.2 * stalls + 0.1), 4)
-    victim = ooms[0].fields.get("comm") if ooms else None
+    culprit = _oom_culprit(inv)
+    if culprit is not None:
+        ev["oom_memcg"] = fact(culprit, "", "kernel log (oom-kill line)")
     return Hypothesis(NAME, SUPPORTED, score, ev,
                       "no OOM kills and memory PSI near zero while the symptoms go on",
                       f"{len(ooms)} OOM kills" + (", memory stalls" if psi or stalls else ""),
-                      culprit=victim if isinstance(victim, str) else None)
+                      culprit=culprit)
+
+
+_OOM_MEMCG = re.compile(r"oom_memcg=(\S+?)(?:,|$)")
+
+
+def _oom_culprit(inv: Investigation) -> str | None:
+    """The memory cgroup that hit its limit most often (the kernel's `oom-kill:` line names
+    it), as the container or unit that owns it when restart records know that cgroup."""
+    paths = Counter(m.group(1) for e in inv.events if not e.lab
+                    for m in [_OOM_MEMCG.search(e.raw)] if m and m.group(1) != "/")
+    if not paths:
+        victims = [e.fields.get("comm") for e in inv.events if e.kind == "oom_kill"]
+        return next((v for v in victims if isinstance(v, str)), None)
+    path = paths.most_common(1)[0][0]
+    leaf = path.rstrip("/").rsplit("/", 1)[-1]
+    for r in inv.restarts.records:
+        ids = [str(x) for x in r.detail.get("ids") or [] if isinstance(x, str)]
+        ids += [str(r.detail["id"])] if isinstance(r.detail.get("id"), str) else []
+        if any(len(i) >= 12 and leaf.startswith(i) for i in ids):
+            return r.name
+    return leaf

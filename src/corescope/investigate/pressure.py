@@ -1,0 +1,50 @@
+"""The window's pressure at its worst: PSI (cpu, memory), run-queue wait per CPU from
+/proc/schedstat, and vmstat reclaim/stall/OOM rates. Pure: records in, a summary out."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from corescope.investigate.model import PressureSummary
+from corescope.model.pressure import PsiSample, SchedstatSample, VmstatSample
+from corescope.store.pressure import rates, wait_rates
+
+
+def _max(values: list[float]) -> float | None:
+    return max(values) if values else None
+
+
+def summarize(psi: Sequence[PsiSample], sched: Sequence[SchedstatSample],
+              vm: Sequence[VmstatSample]) -> PressureSummary | None:
+    if not (psi or sched or vm):
+        return None
+
+    def psi_max(resource: str, kind: str) -> float | None:
+        vals = [getattr(p, kind).avg10 for p in psi
+                if p.resource == resource and getattr(p, kind) is not None]
+        return _max(vals)
+
+    wait = wait_rates(sched)
+    worst_cpu, worst = None, None
+    for cpu, rs in wait.items():
+        m = _max([r.per_s for r in rs])
+        if m is not None and (worst is None or m > worst):
+            worst_cpu, worst = cpu, m
+
+    def vm_rate(prefixes: tuple[str, ...]) -> float | None:
+        pts = [(v.t, sum(n for k, n in v.counters.items() if k.startswith(prefixes)))
+               for v in vm if any(k.startswith(prefixes) for k in v.counters)]
+        return _max([r.per_s for r in rates(pts)])
+
+    ooms = [(v.t, v.counters["oom_kill"]) for v in vm if "oom_kill" in v.counters]
+    oom_kills = (ooms[-1][1] - ooms[0][1]) if len(ooms) >= 2 and ooms[-1][1] >= ooms[0][1] \
+        else None
+    return PressureSummary(
+        cpu_some_avg10_max=psi_max("cpu", "some"),
+        memory_some_avg10_max=psi_max("memory", "some"),
+        memory_full_avg10_max=psi_max("memory", "full"),
+        runq_wait_share_max=worst, runq_wait_cpu=worst_cpu,
+        pgscan_per_s_max=vm_rate(("pgscan",)),
+        allocstall_per_s_max=vm_rate(("allocstall",)),
+        compact_stall_per_s_max=vm_rate(("compact_stall",)),
+        oom_kills=oom_kills)
