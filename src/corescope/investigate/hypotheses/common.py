@@ -105,16 +105,16 @@ def find_walker(profiles: list[HotCoreProfile], cpu: int | None = None) -> Walke
             if not kernel_mode(frames):
                 continue
             kernel += n
-            walk = [f.symbol for f in frames if f.kernel and MEMCG_WALK.search(f.symbol)]
-            if walk:
+            # frames are leaf first: the family member nearest the leaf is where the walk
+            # spends the time (mem_cgroup_nr_lru_pages under memcg_numa_stat_show)
+            walk = next((f.symbol for f in frames if f.kernel and MEMCG_WALK.search(f.symbol)),
+                        None)
+            if walk is not None:
                 by_comm[comm] += n
-                c = funcs.setdefault(comm, Counter())
-                for sym in dict.fromkeys(walk):  # each function once per stack
-                    c[sym] += n
+                funcs.setdefault(comm, Counter())[walk] += n
     if not by_comm:
         return None
     comm, n = by_comm.most_common(1)[0]
-    # the function that names the walk: the most frequent, the one nearest the leaf on ties
     function = funcs[comm].most_common(1)[0][0]
     return Walker(comm, function, chosen[0].cpu, n, kernel, busy,
                   busiest.most_common(1)[0][0] if busiest else None)

@@ -1,0 +1,51 @@
+"""Issue-level acceptance for `analyze --store`: a generated 96-CPU zombie-chain hour,
+imported once, read by every existing command as if it had been recorded."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from conftest import run_cli, run_cli_json
+from corescope.investigate.hypotheses.common import MEMCG_WALK
+
+
+def test_every_command_reads_an_analyzed_hour(tmp_path: Path) -> None:
+    scen, store = tmp_path / "zc", str(tmp_path / "store")
+    run_cli("lab", "scenario", "--kind", "zombie_chain", "--seed", "5", "--cpus", "96",
+            "-o", str(scen), check=True, timeout=300)
+    want = json.loads((scen / "expected.json").read_text())
+    hot = want["hot_cpu"]
+    run_cli_json("analyze", "--store", store, str(scen), "--json", timeout=600)
+
+    cores = run_cli_json("cores", "--store", store, "--last", "1h", "--json")
+    assert {e["cpu"] for e in cores["episodes"]} == {hot}, cores["episodes"]
+    assert len(cores["cpus"]) == 96
+
+    events = run_cli_json("events", "--store", store, "--last", "1h", "--json")
+    resets = [e for e in events["events"] if e["kind"] == "nic_reset"]
+    assert len(resets) == want["events"]["nic_reset"]
+
+    z = run_cli_json("zombies", "--store", store, "--json")
+    assert z["memory"]["dying"] == want["dying"]["end"]
+    assert z["growth"]["method"] == "theil-sen" and z["growth"]["points"] > 100
+    assert z["growth"]["per_hour"] > 0
+
+    rep = run_cli_json("report", "--store", store, "--last", "1h", "--json")
+    stalls = [i for i in rep["incidents"] if i["event"]["kind"] == "nic_tx_stall"]
+    assert stalls
+    for inc in stalls:
+        pre = [p for p in inc["preceding_episodes"] if p["cpu"] == hot]
+        assert pre and all(p["serves_queue"] is True for p in pre), inc["preceding_episodes"]
+
+    ev_id = stalls[0]["event"]["id"]
+    fl = run_cli_json("flame", "--store", store, "--event", str(ev_id), "--before", "2m",
+                      "--cpu", str(hot), "--format", "json", timeout=300)
+    kernel = [f["name"] for f in fl["top_functions"] if f["kernel"]]
+    assert any(MEMCG_WALK.search(n) for n in kernel), fl["top_functions"][:10]
+
+    doc = run_cli("doctor", "--store", store, "--json")
+    assert doc.returncode == 1
+    d = json.loads(doc.stdout)
+    assert d["diagnosis"]["verdict"]["root_cause"] == "zombie_memcg_leak"
+    assert d["diagnosis"]["verdict"]["hot_cpu"] == hot
