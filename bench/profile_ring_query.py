@@ -1,6 +1,8 @@
 """Time travel is O(window), not O(ring): the same 1-chunk window queried on a ring of 360
 chunks and on a ring of 1 chunk. Goal: ratio <= 1.2. Chunks are copies of one real 3 s
-perf.data, indexed back to back (small synthetic chunks, as the issue allows)."""
+chunk, symbolised as `record` stores it (text), indexed back to back (small synthetic chunks,
+as the issue allows). Also: the same window read from a text chunk against the same chunk
+kept as raw perf.data (how stores before symbolising read: perf script at query time)."""
 
 from __future__ import annotations
 
@@ -12,7 +14,7 @@ from _profile_common import median_time, record_raw
 from corescope.analysis.flame import Profile
 from corescope.model.profiles import ProfileChunk
 from corescope.runner import Runner
-from corescope.sources.perf import compress_file, count_samples
+from corescope.sources.perf import compress_file, count_samples, symbolise
 from corescope.sources.perf_query import ring_samples
 from corescope.store import profiles as ring
 from corescope.store.db import Store
@@ -20,15 +22,20 @@ from corescope.store.db import Store
 N = 360
 
 
-def build(store_dir: Path, raw: Path, n: int, lo: float, hi: float, samples: int) -> Store:
+def build(store_dir: Path, raw: Path, n: int, lo: float, hi: float, samples: int,
+          fmt: str = "txt") -> Store:
     store = Store.open(store_dir)
     d = ring.profile_dir(store_dir)
-    zst = d / "chunk-0.perf.zst"
-    size = compress_file(raw, zst)
+    zst = d / f"chunk-0.{fmt}.zst"
+    if fmt == "txt":
+        symbolise(Runner(), raw, lo, hi, zst)
+        size = zst.stat().st_size
+    else:
+        size = compress_file(raw, zst)
     length = hi - lo
     wall0 = 1_800_000_000.0
     for i in range(n):
-        name = f"chunk-{i}.perf.zst"
+        name = f"chunk-{i}.{fmt}.zst"
         if i:
             shutil.copyfile(zst, d / name)
         w = wall0 + i * length
@@ -69,8 +76,14 @@ def main() -> None:
         print(f"ring of 1 chunk:    {t_one * 1000:7.1f} ms (median of 7)")
         print(f"ring of {N} chunks: {t_big * 1000:7.1f} ms")
         print(f"ratio:              {t_big / t_one:7.2f}  (goal <= 1.2)")
+        old = build(Path(d) / "old", raw, 1, lo, hi, n, fmt="perf")
+        assert q(old, w_one) == q(one, w_one)
+        t_old = median_time(lambda: q(old, w_one), 7)
+        print(f"same window, raw perf.data chunk (perf script at query time): "
+              f"{t_old * 1000:7.1f} ms; text chunk ÷ perf.data chunk: {t_one / t_old:.2f}")
         big.close()
         one.close()
+        old.close()
 
 
 if __name__ == "__main__":

@@ -90,3 +90,12 @@ def test_block_notes_match_lines_on_mixtures(parts: list[str], points: list[int]
     got: list = []
     list(parse_blocks(cut(text, points), got))
     assert _notes(got) == _notes(want)
+
+
+@pytest.mark.parametrize("name", [*NAMES, "spin_realtime_ring.txt", "spin_boot_default.txt"])
+@pytest.mark.parametrize("cpu", [0, 1, 7])
+def test_cpu_hint_skips_only_other_cpus(name: str, cpu: int):
+    text = (FIX / name).read_text(errors="replace")
+    want = [s for s in by_lines(text) if s.cpu == cpu]
+    got = [s for s in parse_blocks([text], [], cpu=cpu) if s.cpu == cpu]
+    assert got == want

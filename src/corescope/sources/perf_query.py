@@ -137,7 +137,7 @@ def _text_samples(src: Path, chunk: ProfileChunk, win: tuple[float, float], cpu:
     # the recorder's chunks come from one perf script, which prints in time order: stop at
     # the window's end (imported text may be in any order: read it all)
     ordered = chunk.recorded
-    for s in perf_script.parse_blocks(_chunk_text(src, chunk, diags), diags, chunk.path):
+    for s in perf_script.parse_blocks(_chunk_text(src, chunk, diags), diags, chunk.path, cpu):
         t = s.time
         if t is None or not (lo <= t < hi):
             if ordered and t is not None and t >= hi:

@@ -243,11 +243,14 @@ def parse_blocks(
     blocks: Iterable[str],
     diagnostics: list[Diagnostic] | None = None,
     source: str = SOURCE,
+    cpu: int | None = None,
 ) -> Iterator[StackSample]:
     """The same samples as `parse`, from blocks of text of any size (1 MiB reads of perf
     script's pipe). Records are split on blank lines and a whole stack is looked up as one
     string, so the common case runs in C; a record that is not well formed goes through
-    `parse` line by line, told the line it starts on so its notes name the right line."""
+    `parse` line by line, told the line it starts on so its notes name the right line.
+    `cpu`: well-formed records of other CPUs are skipped before their stack is looked up
+    (a hint for speed: callers still filter what the careful path returns)."""
     diags = diagnostics if diagnostics is not None else []
     cache = _FrameCache()
     bodies: dict[str, tuple[Frame, ...]] = {}
@@ -260,7 +263,8 @@ def parse_blocks(
             tail = text  # no record ends in this block yet (bounded by one record's size)
             continue
         tail = text[cut + 2 :]
-        yield from _records(text[:cut], base, cache, bodies, diags, source)
+        yield from _records(text[:cut], base, cache, bodies, diags, source,
+                            None if cpu is None else str(int(cpu)))
         base += text.count("\n", 0, cut + 2)
     if tail.strip():
         # input that ends without a blank line: the careful path says what was cut short
@@ -268,7 +272,8 @@ def parse_blocks(
 
 
 def _records(text: str, base: int, cache: _FrameCache, bodies: dict[str, tuple[Frame, ...]],
-             diags: list[Diagnostic], source: str) -> Iterator[StackSample]:
+             diags: list[Diagnostic], source: str, cpu: str | None = None
+             ) -> Iterator[StackSample]:
     pos = 0  # where the current record starts in `text`
     counted, line = 0, base  # line numbers are counted lazily, only when a note needs one
 
@@ -296,6 +301,10 @@ def _records(text: str, base: int, cache: _FrameCache, bodies: dict[str, tuple[F
         if m is None:
             yield from parse([*rec.split("\n"), ""], diags, source, line_at(start))
             continue
+        if cpu is not None:
+            c = m["cpu"]
+            if c is not None and c.lstrip("0") != cpu.lstrip("0"):
+                continue  # another CPU's record: not worth its stack
         body = "" if nl < 0 else rec[nl + 1 :]
         frames = bodies.get(body)
         if frames is None:
