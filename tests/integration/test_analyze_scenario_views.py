@@ -49,3 +49,23 @@ def test_every_command_reads_an_analyzed_hour(tmp_path: Path) -> None:
     d = json.loads(doc.stdout)
     assert d["diagnosis"]["verdict"]["root_cause"] == "zombie_memcg_leak"
     assert d["diagnosis"]["verdict"]["hot_cpu"] == hot
+
+
+def test_flame_and_heatmap_take_absolute_windows(tmp_path: Path) -> None:
+    scen, store = tmp_path / "zc", str(tmp_path / "store")
+    run_cli("lab", "scenario", "--kind", "zombie_chain", "--seed", "2", "--cpus", "8",
+            "--duration", "20m", "-o", str(scen), check=True, timeout=300)
+    want = json.loads((scen / "expected.json").read_text())
+    ep = want["episodes"][0]
+    run_cli_json("analyze", "--store", store, str(scen), "--json", timeout=600)
+    since, until = f"{ep['start']:.3f}", f"{ep['end']:.3f}"
+    fl = run_cli_json("flame", "--store", store, "--since", since, "--until", until, "--cpu",
+                      str(want["hot_cpu"]), "--format", "json")
+    assert fl["window"]["start"] == round(ep["start"], 3) or \
+        abs(fl["window"]["start"] - ep["start"]) < 1e-3, fl["window"]
+    assert fl["samples"] > 0
+    hm = run_cli_json("heatmap", "--store", store, "--since", since, "--until", until,
+                      "--cpu", str(want["hot_cpu"]), "--json")
+    assert hm["columns"] >= int(ep["end"] - ep["start"])
+    bad = run_cli("flame", "--store", store, "--since", until, "--until", since)
+    assert bad.returncode == 2 and "before it starts" in bad.stderr

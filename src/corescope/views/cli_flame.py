@@ -29,6 +29,8 @@ from corescope.views import flame_html, pprof, term
 from corescope.views.clitypes import (
     DURATION,
     INSTANT,
+    SINCE,
+    UNTIL,
     CliContext,
     emit_json,
     fail,
@@ -256,6 +258,12 @@ def _window_options(f: Any) -> Any:
                      help="Window length before --at."),
         click.option("--after", type=DURATION, default="0s", show_default=True,
                      help="Window length after --at."),
+        click.option("--since", type=SINCE, default=None,
+                     help="Window start, instead of --at/--before: epoch, ISO 8601 (local "
+                          "time without an offset), '90s ago', or a duration meaning that "
+                          "long ago."),
+        click.option("--until", type=UNTIL, default=None,
+                     help="Window end, with --since [now]."),
         click.option("--cpu", type=click.IntRange(min=0), default=None,
                      help="Only this CPU."),
         click.option("--pid", type=int, default=None, help="Only this process (or thread)."),
@@ -274,6 +282,21 @@ def _window_options(f: Any) -> Any:
     for o in reversed(opts):
         f = o(f)
     return f
+
+
+def _absolute(since: float | None, until: float | None, at: float | None, event: str | None,
+              before: float, after: float) -> tuple[float | None, float, float, bool]:
+    """--since/--until as the (at, before, after) they mean, and whether a window was given
+    explicitly."""
+    if since is None and until is None:
+        return at, before, after, False
+    if at is not None or event is not None:
+        fail("--since/--until give the window themselves: drop --at and --event")
+    end = until if until is not None else time.time()
+    start = since if since is not None else end - before
+    if start > end:
+        fail("the window ends before it starts (--since is after --until)")
+    return end, end - start, 0.0, True
 
 
 def _inputs(perf_scripts: tuple[str, ...], more: tuple[str, ...]) -> tuple[str, ...]:
@@ -310,7 +333,8 @@ def register(cli: click.Group, lab: click.Group) -> None:
                   help="Rows in the top table (hottest functions first).")
     @click.pass_obj
     def flame(obj: CliContext, event: str | None, at: float | None, before: float,
-              after: float, cpu: int | None, pid: int | None, comm: str | None,
+              after: float, since: float | None, until: float | None, cpu: int | None,
+              pid: int | None, comm: str | None,
               perf_scripts: tuple[str, ...], boot_time: float | None,
               more_inputs: tuple[str, ...], diff_at: str | None, baseline_gap: float,
               fmt: str, output: Path | None, with_pid: bool, include_idle: bool,
@@ -326,6 +350,7 @@ def register(cli: click.Group, lab: click.Group) -> None:
             fail("pprof output is binary: write it with -o FILE")
         if fmt == "speedscope" and diff_at is not None:
             fail("speedscope has no differential form: use --format html or json with --diff")
+        at, before, after, absolute = _absolute(since, until, at, event, before, after)
         diags: list[Diagnostic] = []
         progress = _Progress()
         scope = Speedscope(include_idle, enabled=fmt == "speedscope")
@@ -340,8 +365,8 @@ def register(cli: click.Group, lab: click.Group) -> None:
         qdiags = [] if src.offline else diags
         try:
             win = _window_stream(obj, src, at, event, before, after,
-                                 _explicit("before", "after") or diff_at is not None, cpu,
-                                 qdiags, progress)
+                                 _explicit("before", "after") or diff_at is not None
+                                 or absolute, cpu, qdiags, progress)
             prof = _collect(scope.tap(_filtered(win.stream, pid, comm)), include_idle, pp=pp)
             _require_cpu_seen(prof, cpu, pid is not None or comm is not None, src.offline)
             if win.start is not None and win.end is not None:
@@ -375,17 +400,19 @@ def register(cli: click.Group, lab: click.Group) -> None:
     @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
     @click.pass_obj
     def heatmap(obj: CliContext, event: str | None, at: float | None, before: float,
-                after: float, cpu: int | None, pid: int | None, comm: str | None,
+                after: float, since: float | None, until: float | None, cpu: int | None,
+              pid: int | None, comm: str | None,
                 perf_scripts: tuple[str, ...], boot_time: float | None,
                 more_inputs: tuple[str, ...], rows_ms: int, as_json: bool) -> None:
         """FlameScope's subsecond heatmap: columns are seconds, rows 20 ms offsets, cells
         count non-idle samples; per CPU with --cpu."""
+        at, before, after, absolute = _absolute(since, until, at, event, before, after)
         diags: list[Diagnostic] = []
         progress = _Progress()
         src = _open_source(obj, _inputs(perf_scripts, more_inputs), boot_time, diags)
         try:
             win = _window_stream(obj, src, at, event, before, after,
-                                 _explicit("before", "after"), cpu,
+                                 _explicit("before", "after") or absolute, cpu,
                                  [] if src.offline else diags, progress)
             heat = Heatmap(start=win.start, end=win.end, row_ms=rows_ms)
             _collect(_filtered(win.stream, pid, comm), False, heat)
