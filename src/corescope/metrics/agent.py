@@ -4,9 +4,11 @@ inventory behind node_info and the drift metrics), and the profile pusher."""
 
 from __future__ import annotations
 
+import contextlib
 import ipaddress
 import os
 import threading
+import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -17,6 +19,8 @@ from corescope.sensors.base import Tap
 from corescope.store.db import Store
 
 INVENTORY_EVERY_S = 300.0
+DIAGNOSIS_EVERY_S = 60.0
+DIAGNOSIS_WINDOW_S = 3600.0
 DEFAULT_LISTEN = "127.0.0.1:9723"
 
 
@@ -98,20 +102,36 @@ class FleetOutputs:
         return said
 
     def _refresh(self) -> None:
+        """Inventory every 5 min, the diagnosis every minute: on this thread, from the store,
+        never on the sampling thread. A failed refresh keeps the last values."""
+        next_inv = next_diag = 0.0
+        while not self._stop.is_set():
+            now = time.monotonic()
+            if now >= next_inv:
+                next_inv = now + INVENTORY_EVERY_S
+                with contextlib.suppress(Exception):
+                    self._inventory()
+            if now >= next_diag:
+                next_diag = now + DIAGNOSIS_EVERY_S
+                with contextlib.suppress(Exception):
+                    self._diagnosis()
+            self._stop.wait(max(0.0, min(next_inv, next_diag) - time.monotonic()))
+
+    def _inventory(self) -> None:
         from corescope.sources.inventory import collect
 
-        while not self._stop.is_set():
-            try:
-                inv = collect(self.root, self.runner)
-                self.live.info["inventory"] = inv.to_json()
-                self.live.info["node_info"] = {
-                    "node": node_name(self.root), "kernel": inv.kernel_release or "",
-                    "cgroup_layout": inv.cgroup_layout or "", "image": inv.image_id or "",
-                    "boot_image": inv.boot_image or "", "version": __version__,
-                }
-            except Exception:  # a failed refresh keeps the last values; sampling goes on
-                pass
-            self._stop.wait(INVENTORY_EVERY_S)
+        inv = collect(self.root, self.runner)
+        self.live.info["inventory"] = inv.to_json()
+        self.live.info["node_info"] = {
+            "node": node_name(self.root), "kernel": inv.kernel_release or "",
+            "cgroup_layout": inv.cgroup_layout or "", "image": inv.image_id or "",
+            "boot_image": inv.boot_image or "", "version": __version__,
+        }
+
+    def _diagnosis(self) -> None:
+        """What `corescope diagnose --last 1h` says about this store: 1 for the verdict's root
+        cause, 0 for every other one (so a change of verdict is a change of series value)."""
+        self.live.info["diagnosis"] = diagnosis_gauge(self.store.directory, self.runner)
 
     def close(self) -> None:
         self._stop.set()
@@ -120,3 +140,23 @@ class FleetOutputs:
         if self.server is not None:
             self.server.shutdown()
             self.server.server_close()
+
+
+def diagnosis_gauge(store_dir: Any, runner: Runner, now: float | None = None
+                    ) -> dict[str, float]:
+    from corescope.evidence.store import StoreEvidence
+    from corescope.investigate import investigate
+    from corescope.investigate.diagnose import FALLBACK, PRIMARY
+    from corescope.investigate.window import resolve_window
+
+    store = Store.open(store_dir, create=False)  # this thread's own connection
+    try:
+        ev = StoreEvidence(store, runner)
+        window = resolve_window(time.time() if now is None else now,
+                                last=DIAGNOSIS_WINDOW_S, coverage=ev.coverage())
+        inv = investigate(ev, window)
+    finally:
+        store.close()
+    verdict = inv.diagnosis.verdict.root_cause if inv.diagnosis else "undetermined"
+    causes = {*PRIMARY, *FALLBACK, "undetermined", verdict}
+    return {c: 1.0 if c == verdict else 0.0 for c in sorted(causes)}
