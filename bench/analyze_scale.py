@@ -5,7 +5,8 @@ bench/ingest_scale.py: decompress + `json.loads` of the mpstat file plus reading
 The hour is `lab scenario zombie_chain` with a 10,000-line dmesg (mpstat JSON with 3,600
 entries of 96 CPUs, 30 `perf script` chunks of 2 min at 49 Hz on 2 CPUs, census loop, /proc
 snapshots, systemctl/crictl, pressure loops). The analyze side runs the real command in its
-own process (`python -m corescope analyze`), and its wall time and peak RSS are that child's.
+own process (`python -m corescope analyze`; perf chunks are parsed and stored too), and its
+wall time and peak RSS are that child's.
 Interleaved with the floor, three times; medians. It also checks the answer: the expected hot
 CPU's episodes and incidents preceded on it.
 
