@@ -394,3 +394,15 @@ def test_date_readers_never_raise(text: str) -> None:
     assert t is None or 946684800 <= t <= 4102444800
     parse_clock(text)
     parse_day(text)
+
+
+def test_all_cpu_only_says_to_use_P_ALL(utc) -> None:  # type: ignore[no-untyped-def]
+    lines = [ln for ln in (ART / "mpstat_24h.txt").read_text().splitlines()
+             if not ln[9:].lstrip().startswith(("0 ", "1 "))]
+    p = sysstat.parse("\n".join(lines).encode(), "mpstat_text", "t")
+    assert not p.samples and "-P ALL" in p.diagnostics[0].message
+    doc = json.loads((ART / "mpstat12.json").read_bytes())
+    for e in doc["sysstat"]["hosts"][0]["statistics"]:
+        e["cpu-load"] = e["cpu-load"][:1]
+    p = sysstat.parse(json.dumps(doc).encode(), "mpstat_json", "t")
+    assert not p.samples and "-P ALL" in p.diagnostics[-1].message

@@ -499,6 +499,9 @@ def parse(data: bytes, kind: str, source: str) -> Parsed:
     m = acc.matrix()
     if m is not None:
         p.samples = m
+    elif re.search(rb'"cpu": "all"|^\S+(?: [AP]M)?\s+all\s', data[:1 << 20], re.MULTILINE):
+        p.diag("only the all-CPU average is in it: per-core data needs `mpstat -P ALL` "
+               "(or `sadf -j FILE -- -P ALL -u ALL`)")
     elif not p.diagnostics:
         p.diag("no per-CPU utilisation entries found")
     return p
