@@ -1,19 +1,25 @@
 """The agent: runs every sensor on one monotonic schedule and feeds the store.
 
-Sensors come from the modules in `sensors.SENSOR_MODULES`. A sensor that cannot run is left
-out with a message; a sensor whose tick fails is reported once and retried, never allowed to
-stop the others. Retention runs every minute so the store never grows without bound.
+Sensors come from the modules in `sensors.SENSOR_MODULES`. A sensor that cannot run (a
+missing capability) is left out with a message. A sensor whose start fails (it raised: a full
+disk, say) is retried every few seconds; a sensor whose tick fails is reported once and
+retried every tick, never allowed to stop the others. Either way the recorder keeps account
+of what was lost (which sensor, how many ticks, from when to when) in `losses`, so `record`
+can say so and exit non-zero. Retention runs every minute so the store never grows without
+bound.
 """
 
 from __future__ import annotations
 
 import heapq
 import importlib
+import itertools
 import signal
 import sys
 import threading
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 
 from corescope.model.common import SensorStatus
 from corescope.protect import MemoryGuard
@@ -21,8 +27,19 @@ from corescope.sensors import SENSOR_MODULES
 from corescope.sensors.base import Sensor, SensorEnv
 from corescope.store import retention
 from corescope.store.db import Store
+from corescope.timeparse import format_duration, iso
 
 RETENTION_EVERY_S = 60.0
+RETRY_START_S = 5.0
+
+
+@dataclass
+class _Outage:
+    """A sensor failing since `since` (wall): how many ticks or starts failed, and why."""
+
+    since: float
+    failed: int
+    error: str
 
 
 def build_sensors(env: SensorEnv) -> list[Sensor]:
@@ -42,28 +59,41 @@ class Recorder:
         self.log = log or (lambda msg: print(msg, file=sys.stderr, flush=True))
         self.stop_event = threading.Event()
         self.statuses: list[SensorStatus] = []
-        self._failing: set[str] = set()
         self.guard = guard
+        self.losses: list[str] = []  # what the run lost, one sentence each
+        self._outages: dict[str, _Outage] = {}
+        self._retry: list[Sensor] = []  # sensors whose start failed: retried
+        self._order = itertools.count()
 
     def open(self) -> list[SensorStatus]:
         active: list[Sensor] = []
         for sensor in self.sensors:
             try:
                 status = sensor.open(self.store)
-            except Exception as exc:  # a broken sensor must not stop the recorder
-                status = SensorStatus(sensor.name, False, f"failed to start: {exc}")
-            self.statuses.append(status)
-            if status.ok:
-                active.append(sensor)
+            except Exception as exc:  # a passing fault: retried from run()
+                self._close_quietly(sensor)
+                self._retry.append(sensor)
+                self._outages[sensor.name] = _Outage(time.time(), 1, str(exc))
+                status = SensorStatus(sensor.name, False, f"failed to start: {exc} (retrying "
+                                      f"every {RETRY_START_S:g}s)")
             else:
-                sensor.close()
+                if status.ok:
+                    active.append(sensor)
+                else:
+                    sensor.close()
+            self.statuses.append(status)
         self.sensors = active
         return self.statuses
 
     def sensor_health(self) -> dict[str, bool]:
         """Each sensor asked for: up (started, and its last tick succeeded) or not."""
-        failing = set(self._failing)
-        return {s.name: s.ok and s.name not in failing for s in self.statuses}
+        running = {s.name for s in self.sensors}
+        return {s.name: s.name in running and s.name not in self._outages
+                for s in self.statuses}
+
+    @property
+    def retrying(self) -> list[str]:
+        return [s.name for s in self._retry]
 
     def install_signal_handlers(self) -> None:
         def _stop(signum: int, _frame: object) -> None:
@@ -78,18 +108,25 @@ class Recorder:
         for s in self.sensors:
             s.start_clock(start)
         # (due time, order, sensor): order breaks ties so sensors never compare
-        queue = [(start + s.interval_s, i, s) for i, s in enumerate(self.sensors)]
+        queue = [(start + s.interval_s, next(self._order), s) for s in self.sensors]
         heapq.heapify(queue)
         next_retention = start + RETENTION_EVERY_S
+        next_retry = start + RETRY_START_S
         try:
             while not self.stop_event.is_set():
                 due = queue[0][0] if queue else start + 3600
+                if self._retry:
+                    due = min(due, next_retry)
                 if deadline is not None and due > deadline:
                     self.stop_event.wait(max(0.0, deadline - time.monotonic()))
                     break
                 wait = due - time.monotonic()
                 if wait > 0 and self.stop_event.wait(wait):
                     break
+                if self._retry and time.monotonic() >= next_retry:
+                    self._retry_starts(queue)
+                    next_retry = time.monotonic() + RETRY_START_S
+                    continue
                 due, order, sensor = heapq.heappop(queue)
                 self._tick(sensor, time.time(), time.monotonic())
                 # schedule on the grid, skipping missed slots rather than bursting
@@ -105,15 +142,66 @@ class Recorder:
         finally:
             self.close()
 
+    def _retry_starts(self, queue: list[tuple[float, int, Sensor]]) -> None:
+        for sensor in list(self._retry):
+            outage = self._outages[sensor.name]
+            try:
+                status = sensor.open(self.store)
+            except Exception as exc:
+                self._close_quietly(sensor)
+                outage.failed += 1
+                outage.error = str(exc)
+                continue
+            self._retry.remove(sensor)
+            del self._outages[sensor.name]
+            now = time.time()
+            if not status.ok:
+                sensor.close()
+                self._lost(f"sensor {sensor.name} never started: {outage.error}; then: "
+                           f"{status.detail}")
+                continue
+            self._lost(f"sensor {sensor.name} started {format_duration(now - outage.since)} "
+                       f"late ({outage.failed} failed starts, {iso(outage.since)} to "
+                       f"{iso(now)}: {outage.error}); nothing it measures was recorded then")
+            self.sensors.append(sensor)
+            mono = time.monotonic()
+            sensor.start_clock(mono)
+            heapq.heappush(queue, (mono + sensor.interval_s, next(self._order), sensor))
+
     def _tick(self, sensor: Sensor, wall: float, mono: float) -> None:
         try:
             sensor.tick(wall, mono)
         except Exception as exc:
-            if sensor.name not in self._failing:
+            outage = self._outages.get(sensor.name)
+            if outage is None:
                 self.log(f"corescope record: sensor {sensor.name} failed: {exc} (will retry)")
-                self._failing.add(sensor.name)
+                outage = self._outages[sensor.name] = _Outage(wall, 0, "")
+            outage.failed += 1
+            outage.error = str(exc)
         else:
-            self._failing.discard(sensor.name)
+            outage = self._outages.pop(sensor.name, None)
+            if outage is not None:
+                self._lost(self._tick_loss(sensor, outage, wall))
+
+    @staticmethod
+    def _tick_loss(sensor: Sensor, outage: _Outage, until: float | None) -> str:
+        span = (f"from {iso(outage.since)} to {iso(until)} "
+                f"({format_duration(until - outage.since)})" if until is not None
+                else f"from {iso(outage.since)} to the end")
+        what = ("what it measured then is missing" if sensor.tick_failure_loses_data
+                else "its data was delayed, see below for any that was lost")
+        return (f"sensor {sensor.name}: {outage.failed} ticks failed {span}: {outage.error}; "
+                f"{what}")
+
+    def _lost(self, message: str) -> None:
+        self.losses.append(message)
+        self.log(f"corescope record: {message}")
+
+    def _close_quietly(self, sensor: Sensor) -> None:
+        try:
+            sensor.close()
+        except Exception as exc:
+            self.log(f"corescope record: closing {sensor.name} failed: {exc}")
 
     def _check_memory(self) -> None:
         note = self.guard.check() if self.guard is not None else None
@@ -129,8 +217,17 @@ class Recorder:
 
     def close(self) -> None:
         for sensor in self.sensors:
-            try:
-                sensor.close()
-            except Exception as exc:
-                self.log(f"corescope record: closing {sensor.name} failed: {exc}")
+            self._close_quietly(sensor)
+        for sensor in self.sensors:
+            outage = self._outages.pop(sensor.name, None)
+            if outage is not None:
+                self._lost(self._tick_loss(sensor, outage, None))
+            for loss in sensor.losses():
+                self._lost(f"sensor {sensor.name}: {loss}")
+        for sensor in self._retry:
+            outage = self._outages.pop(sensor.name)
+            self._lost(f"sensor {sensor.name} never started ({outage.failed} tries from "
+                       f"{iso(outage.since)}): {outage.error}; nothing it measures was recorded")
+        self._retry = []
+        self.sensors = []  # close() runs once, even if called again
         self._retention()

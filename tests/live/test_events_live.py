@@ -99,8 +99,8 @@ def _wait_for(store: Store, needle: str, timeout: float = 3.0):
     raise AssertionError(f"{needle!r} was not stored")
 
 
-def test_kmsg_sensor_streams_classifies_and_starts_from_now(kmsg_sensor) -> None:
-    sensor, store = kmsg_sensor
+def test_kmsg_sensor_streams_and_classifies(kmsg_sensor) -> None:
+    _sensor, store = kmsg_sensor
     nonce = uuid.uuid4().hex[:10]
     line = (f"ena 0000:00:05.0 eth0: TX q 3 is paused for too long (threshold 5000000) "
             f"[corescope-lab] {nonce}")
@@ -109,13 +109,10 @@ def test_kmsg_sensor_streams_classifies_and_starts_from_now(kmsg_sensor) -> None
     assert e.kind == "nic_tx_stall" and e.lab and e.fields["queue"] == 3
     assert e.driver == "ena" and e.device == "0000:00:05.0" and e.seq is not None
     assert before - 0.01 <= e.time <= after + 0.01
-    # history from before the sensor started is not replayed (it is in `events --file`)
-    first = min(store_events.read_events(store, 0, 2e10), key=lambda x: x.seq or 0)
-    assert first.time >= sensor.anchor.taken_wall - 1  # type: ignore[union-attr]
+    # what the ring held before the sensor started was imported (continuity), once
+    seqs = [x.seq for x in store_events.read_events(store, 0, 2e10)]
+    assert min(seqs) < e.seq and len(seqs) == len(set(seqs))  # type: ignore[operator]
     assert store_events.lost_records(store, 0, 2e10) == 0
-    # the stored marker anchor says how the clock was set
-    rows = store.query("SELECT method, error_s FROM kmsg_log WHERE what = 'anchor'")
-    assert rows and rows[0][0] == "marker"
 
 
 def test_netdev_sensor_maps_queue_irqs_here(tmp_path: Path) -> None:

@@ -1,13 +1,14 @@
 """`lab nicreset`: write a realistic driver stall-and-reset sequence to /dev/kmsg.
 
-Every line ends with the `corescope-lab` marker so a real node's log never misleads anyone
-later; the classifier flags those events lab=True and otherwise treats them like real ones.
-The texts are the drivers' own format strings (ENA ena_netdev.c, mlx5 en_main.c, the
+Every line ends with the `corescope-lab` marker (and a tag per run) so a real node's log never
+misleads anyone later; the classifier flags those events lab=True and otherwise treats them
+like real ones. The texts are the drivers' own format strings (ENA ena_netdev.c, mlx5 en_main.c, the
 kernel's dev_watchdog in sch_generic.c and virtio_net's virtnet_tx_timeout)."""
 
 from __future__ import annotations
 
 import os
+import secrets
 import time
 from dataclasses import dataclass
 
@@ -52,13 +53,16 @@ def sequence(driver: str, queue: int, device: str, iface: str, cpu: int = 0
 
 
 def write_lines(lines: list[tuple[int, str]], path: str = "/dev/kmsg") -> list[Written]:
-    """Write each line as one record (`<level>text`). One open file: the kernel rate-limits
-    writes per open file at 10 lines per 5 s, and a sequence is shorter than that."""
+    """Write each line as one record (`<level>text [corescope-lab RUN]`). RUN is one random
+    tag per call, so each lab run's lines can be told from another's in the same log. One open
+    file: the kernel rate-limits writes per open file at 10 lines per 5 s, and a sequence is
+    shorter than that."""
     out: list[Written] = []
+    run = secrets.token_hex(4)
     fd = os.open(path, os.O_WRONLY | os.O_CLOEXEC)
     try:
         for level, text in lines:
-            line = f"{text} [{LAB_MARKER}]"
+            line = f"{text} [{LAB_MARKER} {run}]"
             before = time.time()
             os.write(fd, f"<{level}>{line}\n".encode())
             out.append(Written(level, line, before, time.time()))

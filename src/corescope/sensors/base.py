@@ -2,6 +2,8 @@
 
 A sensor adapts one source to the store: `open` checks its capability (and says what will not
 be measured if it cannot run), `tick` reads and writes once, `close` releases resources.
+`open` returning ok=False means a missing capability (not retried); `open` raising means a
+passing fault (a full disk, say) and the recorder retries it.
 A sensor that streams (kmsg, perf) may run its own thread from `open`; it must stop it in
 `close`. `tick` must never block for long: the recorder runs all sensors on one schedule.
 """
@@ -36,6 +38,9 @@ class RecordOptions:
     census_interval_s: float = 10.0
     # kernel log, NIC counters, interrupts
     kmsg: bool = True
+    # write one marker record into the kernel log to measure its clock (opt-in: by default
+    # record never writes to the node's kernel log)
+    kmsg_clock_check: bool = False
     netdev: bool = True
     netdev_interval_s: float = 5.0
     # perf profile ring
@@ -123,6 +128,8 @@ class SensorEnv:
 class Sensor(ABC):
     name: str = "sensor"
     interval_s: float = 1.0
+    # False when a failed tick only delays data the sensor keeps and stores later (kmsg)
+    tick_failure_loses_data: bool = True
 
     def __init__(self, env: SensorEnv) -> None:
         self.env = env
@@ -140,3 +147,8 @@ class Sensor(ABC):
 
     def close(self) -> None:  # noqa: B027 - optional hook
         """Release resources, stop threads and child processes."""
+
+    def losses(self) -> list[str]:
+        """What this sensor read but could not keep during the run, one sentence each (the
+        recorder counts failed ticks and failed starts itself)."""
+        return []

@@ -37,10 +37,12 @@ class CoresSensor(Sensor):
 
     def tick(self, wall: float, mono: float) -> None:
         assert self._deltas is not None and self._writer is not None
+        # the deltas move on before the write: a sample the store refuses is lost (the
+        # recorder counts it), never folded into the next one
         sample = self._deltas.sample(wall, mono - self._prev_mono)
         if self._prev_mono:
+            self.env.tap.cores(sample)  # live metrics go on even when the store refuses
             self._writer.append(sample)
-            self.env.tap.cores(sample)
         self._prev_mono = mono
 
     def start_clock(self, mono: float) -> None:

@@ -1,11 +1,19 @@
 """The kernel log sensor: streams /dev/kmsg on its own thread, classifies every record and
-stores it with its wall time. It starts from "now" (SEEK_END): history before the recorder is
-in `dmesg` and `corescope events --file`. Lost records (EPIPE) are counted from the sequence
-gap and stored, so a report can say what it did not see.
+stores it with its wall time.
 
-Clock: at start, when it can write /dev/kmsg (root), it writes one marker record and reads
-back the kernel's stamp for it, which measures the kmsg clock against CLOCK_MONOTONIC; every
-tick it re-anchors CLOCK_MONOTONIC to the wall clock (NTP steps) keeping that skew.
+Continuity: it reads from the oldest record the kernel still holds. On a boot's first start it
+imports all of it; after a restart it skips through the last sequence number stored for this
+boot (the store's cursor), so a record the ring still holds is stored exactly once across
+restarts. Records the ring overwrote before they were read (EPIPE while streaming, or a restart
+gap longer than the ring) are counted from the sequence gap and stored as loss.
+
+Records read but not yet stored (the store refused the write: disk full, say) wait in memory,
+bounded, and are retried; past the bound the oldest are dropped and counted as lost.
+
+Clock: every tick re-anchors CLOCK_MONOTONIC (which printk's clock tracks) to the wall clock.
+Only with `record --kmsg-clock-check` does it write one marker record into the kernel log and
+read back the kernel's stamp for it, to measure the kmsg clock against CLOCK_MONOTONIC: by
+default `record` never writes to the node's kernel log.
 """
 
 from __future__ import annotations
@@ -35,10 +43,13 @@ log = logging.getLogger(__name__)
 
 REANCHOR_S = 10.0
 POLL_MS = 200
+# records held in memory while the store refuses writes (a ring holds a few thousand)
+MAX_PENDING = 50_000
 
 
 class KmsgSensor(Sensor):
     name = "kmsg"
+    tick_failure_loses_data = False  # records wait in memory; losses() says what was lost
 
     def __init__(self, env: SensorEnv) -> None:
         super().__init__(env)
@@ -55,34 +66,73 @@ class KmsgSensor(Sensor):
         self.errors = 0
         self._lost_seen = 0
         self._epipe_seen = 0
+        self._pending: list[KernelEvent] = []  # read, not yet stored (the store refused)
+        self.dropped = 0
+        self.last_error = ""
+        self._gap_at_start = 0  # records lost before this run (the ring wrapped meanwhile)
 
     def open(self, store: Store) -> SensorStatus:
         if not self.env.root.is_live:
             return SensorStatus(self.name, False, "--root replay has no live kernel log; "
                                 "kernel events not recorded (use `events --file`)")
+        self.boot_id = read_boot_id(self.env.root)
+        # without a boot id, sequence numbers cannot be told apart across boots: from now only
+        resume = store_events.resume_seq(store, self.boot_id) if self.boot_id else None
         try:
-            self._fd = open_kmsg(self.env.root, from_end=True)
+            self._fd = open_kmsg(self.env.root, from_end=self.boot_id is None)
         except OSError as exc:
             return SensorStatus(self.name, False, f"cannot read /dev/kmsg: {exc.strerror}; "
                                 "kernel events not recorded (needs root or "
                                 "kernel.dmesg_restrict=0)")
         self._store = store
-        self.boot_id = read_boot_id(self.env.root)
-        self._reader = KmsgReader(self._read)
-        detail = "clock anchored on CLOCK_MONOTONIC"
-        cal = calibrate_with_marker(self.env.root) if os.geteuid() == 0 else None
-        if cal is not None:
-            self._skew_s = cal.skew_s
-            self.anchor = cal.anchor
-            detail = (f"clock verified with a marker record (kmsg − monotonic "
-                      f"{cal.skew_s * 1e3:+.2f} ms, ±{cal.anchor.error_s * 1e3:.2f} ms)")
-            store_events.record_anchor(store, cal.anchor.taken_wall, "marker",
-                                       cal.anchor.offset_s, cal.anchor.error_s, cal.skew_s)
-        else:
-            self.anchor = anchor_clock()
+        self._reader = KmsgReader(self._read, resume_after=resume)
+        clock = self._set_clock(store)
+        backlog = self._import_backlog()
         self._thread = threading.Thread(target=self._run, name="corescope-kmsg", daemon=True)
         self._thread.start()
-        return SensorStatus(self.name, True, f"streaming /dev/kmsg from now; {detail}")
+        return SensorStatus(self.name, True, f"{backlog}; {clock}")
+
+    def _set_clock(self, store: Store) -> str:
+        self.anchor = anchor_clock()
+        if not self.env.options.kmsg_clock_check:
+            return "clock anchored on CLOCK_MONOTONIC"
+        cal = calibrate_with_marker(self.env.root) if os.geteuid() == 0 else None
+        if cal is None:
+            return ("clock anchored on CLOCK_MONOTONIC (--kmsg-clock-check: could not write "
+                    "and read back a marker; needs root)")
+        self._skew_s = cal.skew_s
+        self.anchor = cal.anchor
+        try:
+            store_events.record_anchor(store, cal.anchor.taken_wall, "marker",
+                                       cal.anchor.offset_s, cal.anchor.error_s, cal.skew_s)
+        except Exception as exc:  # the store may be full: the clock is still right
+            log.warning("kmsg: marker anchor not stored: %s", exc)
+        return (f"clock verified with a marker record (kmsg − monotonic "
+                f"{cal.skew_s * 1e3:+.2f} ms, ±{cal.anchor.error_s * 1e3:.2f} ms)")
+
+    def _import_backlog(self) -> str:
+        """Store what the ring holds past the cursor, before streaming; say what happened."""
+        assert self._reader is not None
+        resumed = self._reader.last_seq
+        if self.boot_id is None:
+            return "streaming /dev/kmsg from now (no boot id: history not imported)"
+        n = 0
+        try:
+            while batch := self.drain():
+                n += len(batch)
+        except Exception as exc:  # kept pending in memory, retried by the stream thread
+            self.last_error = str(exc)
+            self._gap_at_start = self._reader.lost_records
+            return (f"{len(self._pending)} records from the kernel ring not stored yet "
+                    f"({exc}; will retry), then streaming")
+        # lost while no recorder ran: stored as loss and said here, not this run's loss
+        gap = self._gap_at_start = self._reader.lost_records
+        if resumed is None:
+            first = self._reader.first_seq
+            held = f"; {first} earlier records had already left the ring" if first else ""
+            return f"imported {n} records the kernel ring held{held}, then streaming"
+        lost = f"; {gap} records left the ring while not recording (lost)" if gap else ""
+        return f"resumed after record {resumed}: {n} new records{lost}, then streaming"
 
     def _read(self, n: int) -> bytes:
         assert self._fd is not None
@@ -96,28 +146,53 @@ class KmsgSensor(Sensor):
             try:
                 poller.poll(POLL_MS)
                 self.drain()
-            except Exception:  # keep streaming: one bad batch must not end the sensor
+            except Exception as exc:  # keep streaming: one bad batch must not end the sensor
                 self.errors += 1
+                self.last_error = str(exc)
                 self._stop.wait(0.5)
 
     def drain(self) -> list[KernelEvent]:
-        """Read what is there, classify and store it (one transaction)."""
+        """Read what is there, classify and store it with what is still pending (one
+        transaction). Raises when the store refuses: the events stay pending."""
         assert self._reader is not None and self._store is not None
         records = self._reader.read_available()
         anchor = self.anchor or anchor_clock()
         events = [classify_record(r, anchor.wall_of(r.usec) if r.usec is not None else time.time())
                   for r in records]
         if events:
-            self.stored += store_events.insert_events(self._store, events, self.boot_id)
-            self.env.tap.events(events)
-        lost, epipe = self._reader.lost_records, self._reader.epipe_count
+            self.env.tap.events(events)  # live metrics: as read, stored or not
+        self._pending.extend(events)
+        if len(self._pending) > MAX_PENDING:
+            drop = len(self._pending) - MAX_PENDING
+            del self._pending[:drop]
+            self.dropped += drop
+        if self._pending:
+            self.stored += store_events.insert_events(self._store, self._pending, self.boot_id)
+            self._pending = []
+        lost, epipe = self._reader.lost_records + self.dropped, self._reader.epipe_count
         if lost != self._lost_seen or epipe != self._epipe_seen:
-            store_events.record_loss(self._store, time.time(), lost - self._lost_seen,
-                                     epipe - self._epipe_seen)
+            store_events.record_loss(self._store, events[0].time if events else time.time(),
+                                     lost - self._lost_seen, epipe - self._epipe_seen)
             self._lost_seen, self._epipe_seen = lost, epipe
         return events
 
+    def losses(self) -> list[str]:
+        out = []
+        lost = self._reader.lost_records - self._gap_at_start if self._reader else 0
+        if lost:
+            out.append(f"{lost} kernel log records left the ring before they were read")
+        if self.dropped:
+            out.append(f"{self.dropped} kernel log records could not be stored "
+                       f"(last error: {self.last_error})")
+        if self._pending:
+            out.append(f"{len(self._pending)} kernel log records were never stored "
+                       f"(last error: {self.last_error})")
+        return out
+
     def tick(self, wall: float, mono: float) -> None:
+        if self._pending:  # the stream thread cannot store: say so on the recorder's schedule
+            raise RuntimeError(f"{len(self._pending)} kernel log records waiting to be stored: "
+                               f"{self.last_error}")
         # re-anchor: the wall clock may have been stepped (NTP) since the last anchor
         new = anchor_clock(skew_s=self._skew_s)
         old = self.anchor

@@ -433,12 +433,20 @@ class KmsgReader:
 
     EPIPE means the kernel overwrote records we had not read yet; the next read returns the
     oldest record still held, and the sequence gap says how many were lost. Any other gap is
-    counted the same way. EAGAIN ends a batch (non-blocking descriptor)."""
+    counted the same way. EAGAIN ends a batch (non-blocking descriptor).
 
-    def __init__(self, read: Callable[[int], bytes], source: str = "/dev/kmsg") -> None:
+    `resume_after` is the last sequence number already stored (a restarted recorder): records
+    up to it are skipped, and a gap after it (the ring wrapped while nobody read it) is
+    counted as lost like any other."""
+
+    def __init__(self, read: Callable[[int], bytes], source: str = "/dev/kmsg",
+                 resume_after: int | None = None) -> None:
         self._read = read
         self.source = source
-        self.last_seq: int | None = None
+        self.last_seq: int | None = resume_after
+        self._skip_through = resume_after
+        self.first_seq: int | None = None  # the first record this reader saw (skipped or not)
+        self.skipped = 0
         self.lost_records = 0
         self.epipe_count = 0
         self.diagnostics: list[Diagnostic] = []
@@ -473,6 +481,13 @@ class KmsgReader:
                 self._diag(d.message)
             if rec is None:
                 continue
+            if self.first_seq is None:
+                self.first_seq = rec.seq
+            if self._skip_through is not None and rec.seq is not None:
+                if rec.seq <= self._skip_through:
+                    self.skipped += 1  # stored by an earlier run
+                    continue
+                self._skip_through = None  # sequence numbers only grow: stop checking
             self._account(rec)
             out.append(rec)
         return out

@@ -42,6 +42,13 @@ CREATE TABLE IF NOT EXISTS kmsg_log (
     error_s REAL,
     skew_s REAL                  -- anchor: kmsg clock - CLOCK_MONOTONIC (marker measured)
 );
+-- where the kernel log sensor stopped reading, per boot: a restarted recorder resumes after
+-- it (kept apart from kernel_events, whose rows retention deletes)
+CREATE TABLE IF NOT EXISTS kmsg_cursor (
+    boot_id TEXT PRIMARY KEY,
+    seq INTEGER NOT NULL,        -- the last sequence number stored
+    time REAL NOT NULL           -- wall clock when it was stored
+);
 CREATE TABLE IF NOT EXISTS irq_map (
     time REAL NOT NULL,
     iface TEXT,
@@ -65,6 +72,8 @@ CREATE TABLE IF NOT EXISTS nic_counters (
 );
 """
 
+_CURSOR_BOOTS = 10
+
 _COLS = "id, time, mono_usec, seq, kind, driver, device, fields, lab, level, source, raw"
 
 
@@ -73,12 +82,18 @@ def retain(store: Store, cutoff_wall: float) -> None:
         for table in ("kernel_events", "kmsg_log", "irq_map",
                       "softirq_samples", "nic_counters"):
             c.execute(f"DELETE FROM {table} WHERE time < ?", (cutoff_wall,))
+        # cursors are tiny and must outlive their rows (a quiet kernel log): keep recent boots
+        c.execute("DELETE FROM kmsg_cursor WHERE boot_id NOT IN "
+                  f"(SELECT boot_id FROM kmsg_cursor ORDER BY time DESC LIMIT {_CURSOR_BOOTS})")
 
 
 def insert_events(store: Store, events: Iterable[KernelEvent], boot_id: str | None = None,
                   stored_at: float | None = None, keep_ids: bool = False) -> int:
     """Insert in one transaction; returns how many were new. `keep_ids`: events that carry
-    an id keep it (a capture bundle read back), unless the store already uses that id."""
+    an id keep it (a capture bundle read back), unless the store already uses that id. With a
+    boot id, the boot's cursor (see resume_seq) moves to the newest sequence number in the
+    same transaction, so a recorder killed at any point resumes exactly after what it
+    stored."""
     now = time.time() if stored_at is None else stored_at
     rows = [
         (e.id if keep_ids else None, e.time, now, e.mono_usec,
@@ -88,6 +103,7 @@ def insert_events(store: Store, events: Iterable[KernelEvent], boot_id: str | No
     ]
     if not rows:
         return 0
+    top = max((r[5] for r in rows if r[5] is not None), default=None)  # seq
     with store.write() as c:
         if keep_ids:
             taken = {r[0] for r in c.execute("SELECT id FROM kernel_events")}
@@ -97,7 +113,22 @@ def insert_events(store: Store, events: Iterable[KernelEvent], boot_id: str | No
             "INSERT OR IGNORE INTO kernel_events (id, time, stored_at, mono_usec, boot_id, seq, "
             "kind, driver, device, fields, lab, level, source, raw) "
             "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)", rows)
-        return c.total_changes - before
+        added = c.total_changes - before
+        if boot_id is not None and top is not None:
+            c.execute("INSERT INTO kmsg_cursor (boot_id, seq, time) VALUES (?,?,?) "
+                      "ON CONFLICT(boot_id) DO UPDATE SET seq = MAX(seq, excluded.seq), "
+                      "time = excluded.time", (boot_id, top, now))
+        return added
+
+
+def resume_seq(store: Store, boot_id: str) -> int | None:
+    """The last kernel log sequence number stored for this boot (None: nothing yet).
+
+    Stores written before the cursor existed are read from their rows."""
+    rows = store.query(
+        "SELECT MAX(s) FROM (SELECT seq AS s FROM kmsg_cursor WHERE boot_id = ? UNION ALL "
+        "SELECT MAX(seq) FROM kernel_events WHERE boot_id = ?)", (boot_id, boot_id))
+    return int(rows[0][0]) if rows and rows[0][0] is not None else None
 
 
 def _event(row: Sequence) -> KernelEvent:

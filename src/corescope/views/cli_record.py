@@ -17,7 +17,7 @@ from corescope.store import retention
 from corescope.store.db import Store, StoreError
 from corescope.store.series import SeriesWriter
 from corescope.timeparse import format_duration
-from corescope.views.clitypes import BYTES, DURATION, CliContext, fail
+from corescope.views.clitypes import BYTES, DURATION, EXIT_FINDINGS, CliContext, fail
 
 MIN_INTERVAL_S = 0.1
 
@@ -35,6 +35,9 @@ MIN_INTERVAL_S = 0.1
               help="Zombie memcg census interval.")
 @click.option("--no-census", is_flag=True, help="No zombie memcg census or restart evidence.")
 @click.option("--no-kmsg", is_flag=True, help="Do not stream the kernel log.")
+@click.option("--kmsg-clock-check", is_flag=True,
+              help="Write one marker record into the kernel log at start to measure its clock "
+                   "(root). Off by default: record never writes to the kernel log.")
 @click.option("--no-netdev", is_flag=True, help="No NIC counters or interrupt map.")
 @click.option("--netdev-interval", type=DURATION, default="5s", show_default=True,
               help="NIC counters and interrupt map interval.")
@@ -67,10 +70,10 @@ MIN_INTERVAL_S = 0.1
 @click.pass_obj
 def record(obj: CliContext, interval: float, retain: float, max_bytes: int,
            duration: float | None, census_interval: float, no_census: bool, no_kmsg: bool,
-           no_netdev: bool, netdev_interval: float, no_profile: bool, profile_hz: int,
-           profile_chunk: float, profile_retain: float, profile_max_bytes: int,
-           listen: str | None, metrics_max_window: float, pyroscope_url: str | None,
-           nice: int, no_lock_memory: bool,
+           kmsg_clock_check: bool, no_netdev: bool, netdev_interval: float, no_profile: bool,
+           profile_hz: int, profile_chunk: float, profile_retain: float,
+           profile_max_bytes: int, listen: str | None, metrics_max_window: float,
+           pyroscope_url: str | None, nice: int, no_lock_memory: bool,
            no_pressure: bool, pressure_interval: float) -> None:
     """Record every core every second (plus the other sensors) into the store."""
     if not MIN_INTERVAL_S <= interval <= 60:
@@ -82,6 +85,7 @@ def record(obj: CliContext, interval: float, retain: float, max_bytes: int,
     opts = RecordOptions(
         interval_s=interval, retain_s=retain, max_bytes=max_bytes, duration_s=duration,
         census=not no_census, census_interval_s=census_interval, kmsg=not no_kmsg,
+        kmsg_clock_check=kmsg_clock_check,
         netdev=not no_netdev, netdev_interval_s=netdev_interval,
         profile=not no_profile, profile_hz=profile_hz, profile_chunk_s=profile_chunk,
         profile_retain_s=profile_retain, profile_max_bytes=profile_max_bytes,
@@ -114,7 +118,7 @@ def record(obj: CliContext, interval: float, retain: float, max_bytes: int,
     rec.install_signal_handlers()
     statuses = rec.open()
     running = [s.name for s in statuses if s.ok]
-    if not running:
+    if not running and not rec.retrying:
         for s in statuses:
             click.echo(f"corescope record: {s.name}: {s.detail}", err=True)
         sdnotify.notify("STATUS=no sensor could start")
@@ -132,7 +136,8 @@ def record(obj: CliContext, interval: float, retain: float, max_bytes: int,
                     + [f"{s.name}: {part}" for s in statuses if s.ok
                        for part in s.detail.split("; ") if "not measured" in part])
     click.echo(
-        f"corescope record: {', '.join(running)} (cores every {interval:g}s) into {obj.store_dir}"
+        f"corescope record: {', '.join(running) or 'no sensor yet'} (cores every {interval:g}s)"
+        f" into {obj.store_dir}"
         f" (retain {format_duration(retain)}, max {max_bytes // 1_000_000} MB"
         + (f", for {format_duration(duration)}" if duration else "") + ")"
         + f"; {prot.summary()}" + (f"; {off}" if off else "") + "".join(f"; {e}" for e in extra),
@@ -146,6 +151,11 @@ def record(obj: CliContext, interval: float, retain: float, max_bytes: int,
         if fleet is not None:
             fleet.close()  # after the sensors: the last chunk is pushed before we go
     store.close()
+    if rec.losses:
+        # the details were logged as they happened; exit 1 so a supervisor or script sees it
+        click.echo(f"corescope record: stopped; data was lost ({len(rec.losses)} "
+                   "problems above)", err=True)
+        raise SystemExit(EXIT_FINDINGS)
     click.echo("corescope record: stopped", err=True)
 
 

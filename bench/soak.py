@@ -1,0 +1,177 @@
+"""Soak: `corescope record` at 10 Hz with every sensor and the perf ring, for an hour.
+
+Every minute it prints the recorder's RSS (and its perf child's), its open fds, the store's
+bytes on disk (database, WAL and profile ring) and the recorder's CPU over that minute. At the
+end it checks that all three stay flat within the budgets below, once the warm-up is over, and
+exits 1 if one does not.
+
+Retention is short (`--retain`/`--profile-retain` 15 min by default) so that the store reaches
+its steady state inside the hour: from then on, bytes must stay flat, not grow.
+
+The run uses a private copy of `src/` (taken at start), so editing the checkout during the hour
+does not change the code under test. Each minute's figures are also appended as JSON lines to
+`<out>/soak.jsonl`, so a run cut short still leaves its figures.
+
+    nice -n 10 python bench/soak.py [--duration 3600] [--every 60] [--out DIR]
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from _common import REPO
+
+HZ = os.sysconf("SC_CLK_TCK")
+PAGE = os.sysconf("SC_PAGE_SIZE")
+
+# Budgets, after the warm-up (the first `--warmup` minutes, or the retention span for bytes).
+RSS_GROWTH_MB = 10.0  # recorder RSS: last minus first steady sample
+FD_SPREAD = 4  # open fds: max minus min over the steady samples
+BYTES_GROWTH = 0.25  # store bytes once retention is reached: (max - first) / first
+
+
+def _rss_kb(pid: int) -> int:
+    try:
+        with open(f"/proc/{pid}/statm") as f:
+            return int(f.read().split()[1]) * PAGE // 1024
+    except (OSError, IndexError, ValueError):
+        return 0
+
+
+def _fds(pid: int) -> int:
+    try:
+        return len(os.listdir(f"/proc/{pid}/fd"))
+    except OSError:
+        return -1
+
+
+def _cpu_ticks(pid: int) -> int:
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return sum(int(x) for x in fields[11:15])  # utime stime cutime cstime
+
+
+def _children(pid: int) -> list[int]:
+    kids = []
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        try:
+            kids += [int(c) for c in (task / "children").read_text().split()]
+        except OSError:
+            continue
+    return kids
+
+
+def _tree_bytes(path: Path) -> int:
+    total = 0
+    for dirpath, _dirs, files in os.walk(path):
+        for name in files:
+            with contextlib.suppress(OSError):  # a file retention removed meanwhile
+                total += os.lstat(os.path.join(dirpath, name)).st_blocks * 512
+    return total
+
+
+def _flat(rows: list[dict], warmup_min: float, retain_min: float) -> list[str]:
+    """Budget verdicts over the steady rows (empty list: all within budget)."""
+    problems = []
+    steady = [r for r in rows if r["minute"] >= warmup_min]
+    if len(steady) >= 2:
+        growth = (steady[-1]["rss_kb"] - steady[0]["rss_kb"]) / 1024
+        if growth > RSS_GROWTH_MB:
+            problems.append(f"RSS grew {growth:.1f} MB after warm-up (budget {RSS_GROWTH_MB} MB)")
+        spread = max(r["fds"] for r in steady) - min(r["fds"] for r in steady)
+        if spread > FD_SPREAD:
+            problems.append(f"open fds spread {spread} after warm-up (budget {FD_SPREAD})")
+    full = [r for r in rows if r["minute"] >= retain_min + 2]
+    if len(full) >= 2:
+        growth = (max(r["store_bytes"] for r in full) - full[0]["store_bytes"]) / max(
+            1, full[0]["store_bytes"])
+        if growth > BYTES_GROWTH:
+            problems.append(f"store bytes grew {100 * growth:.0f}% once retention was reached "
+                            f"(budget {100 * BYTES_GROWTH:.0f}%)")
+    return problems
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--duration", type=float, default=3600.0, help="seconds (default 1 h)")
+    ap.add_argument("--every", type=float, default=60.0, help="seconds between samples")
+    ap.add_argument("--retain", type=int, default=15, help="retention, minutes")
+    ap.add_argument("--warmup", type=float, default=5.0, help="warm-up, minutes")
+    ap.add_argument("--out", type=Path, default=None, help="work dir (default: a temp dir)")
+    args = ap.parse_args()
+
+    out = args.out or Path(tempfile.mkdtemp(prefix="corescope-soak-"))
+    out.mkdir(parents=True, exist_ok=True)
+    src = out / "src"
+    if src.exists():
+        shutil.rmtree(src)
+    shutil.copytree(REPO / "src", src, ignore=shutil.ignore_patterns("__pycache__"))
+    store = out / "store"
+    store.mkdir(mode=0o700, exist_ok=True)
+    jsonl = (out / "soak.jsonl").open("a")
+    env = dict(os.environ, PYTHONPATH=str(src))
+    cmd = [sys.executable, "-m", "corescope", "record", "--store", str(store),
+           "--interval", "0.1s", "--retain", f"{args.retain}m",
+           "--profile-retain", f"{args.retain}m", "--duration", f"{int(args.duration + 120)}s"]
+    with (out / "record.stderr").open("wb") as err:
+        proc = subprocess.Popen(cmd, env=env, stderr=err, stdout=subprocess.DEVNULL)
+    print(f"soak: {' '.join(cmd[1:])}\n  pid {proc.pid}, work dir {out}; "
+          f"the machine is shared and busy (other engineers' tests), so CPU is noisy", flush=True)
+    print(f"{'min':>4} {'rss MB':>7} {'perf MB':>7} {'fds':>4} {'store MB':>8} {'cpu %':>6}",
+          flush=True)
+    rows: list[dict] = []
+    t0 = time.monotonic()
+    last_ticks, last_t = _cpu_ticks(proc.pid), t0
+    try:
+        for i in range(1, int(args.duration // args.every) + 1):
+            time.sleep(max(0.0, t0 + i * args.every - time.monotonic()))
+            if proc.poll() is not None:
+                print(f"soak: record exited early with {proc.returncode}", flush=True)
+                break
+            ticks, now = _cpu_ticks(proc.pid), time.monotonic()
+            row = {
+                "minute": round((now - t0) / 60, 2),
+                "rss_kb": _rss_kb(proc.pid),
+                "perf_rss_kb": sum(_rss_kb(c) for c in _children(proc.pid)),
+                "fds": _fds(proc.pid),
+                "store_bytes": _tree_bytes(store),
+                "cpu_pct": round(100 * (ticks - last_ticks) / HZ / (now - last_t), 3),
+            }
+            last_ticks, last_t = ticks, now
+            rows.append(row)
+            jsonl.write(json.dumps(row) + "\n")
+            jsonl.flush()
+            print(f"{row['minute']:>4.0f} {row['rss_kb'] / 1024:>7.1f} "
+                  f"{row['perf_rss_kb'] / 1024:>7.1f} {row['fds']:>4} "
+                  f"{row['store_bytes'] / 1e6:>8.2f} {row['cpu_pct']:>6.2f}", flush=True)
+    finally:
+        if proc.poll() is None:
+            proc.send_signal(signal.SIGTERM)
+        rc = proc.wait()
+    print(f"soak: record exited {rc}; its stderr is in {out / 'record.stderr'}")
+    if not rows:
+        return 1
+    problems = _flat(rows, args.warmup, args.retain)
+    rss = [r["rss_kb"] / 1024 for r in rows if r["minute"] >= args.warmup] or [0]
+    fds = [r["fds"] for r in rows if r["minute"] >= args.warmup] or [0]
+    full = [r["store_bytes"] / 1e6 for r in rows if r["minute"] >= args.retain + 2] or [0]
+    print(f"steady: RSS {min(rss):.1f}–{max(rss):.1f} MB, fds {min(fds)}–{max(fds)}, "
+          f"store {min(full):.1f}–{max(full):.1f} MB once retention was reached, "
+          f"over {rows[-1]['minute']:.0f} min")
+    for p in problems:
+        print(f"OVER BUDGET: {p}")
+    return 1 if problems or rc not in (0, -signal.SIGTERM) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
