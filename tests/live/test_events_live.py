@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import popen_cli, run_cli, run_cli_json
+from conftest import run_cli, run_cli_json
 from corescope.rootfs import Root
 from corescope.runner import Runner
 from corescope.sensors.base import RecordOptions, SensorEnv
@@ -151,14 +151,21 @@ def recording_with_kmsg(tmp_path: Path) -> Iterator[Path]:
 
 def test_nic_reset_after_a_hot_core_end_to_end(recording_with_kmsg: Path) -> None:
     store = str(recording_with_kmsg)
+    # the recorder imported the ring: the test looks only from its own start
+    t0 = f"{time.time():.3f}"
     burn = burner(1, 4)
     assert burn.wait(timeout=30) == 0, burn.communicate()
     written = run_cli_json("lab", "nicreset", "--yes", "--json", ok_codes=(0,))["lines"]
     stall = written[0]
     assert "TX q 5 is paused" in stall["text"]
-    time.sleep(2.0)  # the sample that closes the episode, and the stream's write
-    report = run_cli_json("report", "--json", "--store", store, "--last", "5m")
-    ours = [i for i in report["incidents"] if i["event"]["raw"] == stall["text"]]
+    # until the stream has stored it and the sample that closes the episode is in
+    deadline = time.monotonic() + 30
+    while True:
+        report = run_cli_json("report", "--json", "--store", store, "--since", t0)
+        ours = [i for i in report["incidents"] if i["event"]["raw"] == stall["text"]]
+        if (ours and ours[0]["preceding_episodes"]) or time.monotonic() > deadline:
+            break
+        time.sleep(0.5)
     assert len(ours) == 1, report
     inc = ours[0]
     assert inc["event"]["kind"] == "nic_tx_stall" and inc["event"]["lab"] is True
@@ -169,32 +176,47 @@ def test_nic_reset_after_a_hot_core_end_to_end(recording_with_kmsg: Path) -> Non
     assert any(0 <= p["lead_s"] <= 10 for p in on1), on1
     assert report["summary"]["events"] >= 1 and report["summary"]["top_cpu"] is not None
     # events --json: the event is there, stamped within 2 s of when it was written
-    events = run_cli_json("events", "--json", "--store", store, "--since", "5m")
+    events = run_cli_json("events", "--json", "--store", store, "--since", t0)
     got = [e for e in events["events"] if e["raw"] == stall["text"]]
     assert len(got) == 1
     assert abs(got[0]["time"] - stall["written_before"]) <= 2.0
     assert events["lost_records"] == 0
     # the terminal report tells the same story
-    text = run_cli("report", "--store", store, "--last", "5m")
+    text = run_cli("report", "--store", store, "--since", t0)
     assert text.returncode == 1 and "cpu1" in text.stdout
 
 
+def _wait_for_episode_on_cpu1(store: str, since: float, timeout: float = 30.0) -> None:
+    """Until the recorder has stored the sample that closes a cpu1 episode begun after
+    `since` (polled: how long that takes depends on the machine's load, not on the code)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        out = run_cli_json("cores", "--store", store, "--last", "5m", "--json")
+        if any(e["cpu"] == 1 and e["start"] >= since for e in out["episodes"]):
+            return
+        time.sleep(0.5)
+    raise AssertionError(f"no cpu1 episode stored: {out}")
+
+
 def test_doctor_finds_a_lab_reset_after_a_hot_core(tmp_path: Path) -> None:
-    """doctor samples live; a hot core on cpu1 during the sample, then a lab reset: the reset
-    is read back from the kernel ring and tied to the episode."""
-    doctor = popen_cli("doctor", "--seconds", "9", "--json", "--store", str(tmp_path / "s"))
-    try:
+    """A hot core on cpu1 (recorded, kernel log not streamed), then a lab reset: doctor reads
+    the reset back from the kernel ring and ties it to the stored episode.
+
+    Deterministic: every piece of evidence exists before doctor starts (no race between the
+    burn, the reset and doctor's own sample), and doctor looks only from the test's start."""
+    store = tmp_path / "store"
+    t0 = time.time()
+    with recording_process(store, "--no-profile", "--no-kmsg", "--no-census", "--no-netdev",
+                           "--interval", "0.5s"):
         burn = burner(1, 4)
         assert burn.wait(timeout=30) == 0, burn.communicate()
+        _wait_for_episode_on_cpu1(str(store), t0)
         written = run_cli_json("lab", "nicreset", "--yes", "--json", "--queue", "6",
                                ok_codes=(0,))["lines"]
-        out, err = doctor.communicate(timeout=60)
-    finally:
-        if doctor.poll() is None:
-            doctor.kill()
-            doctor.communicate()
-    assert doctor.returncode == 1, out + err
-    report = json.loads(out)
+    proc = run_cli("doctor", "--seconds", "1", "--json", "--store", str(store), "--since",
+                   f"{t0:.3f}")
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    report = json.loads(proc.stdout)
     assert report["sensors"]["events"]["ok"] is True
     after = [f for f in report["findings"] if f["kind"] == "event_after_hot_core"
              and f["evidence"]["event"]["raw"] == written[0]["text"]]

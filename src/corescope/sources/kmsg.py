@@ -148,8 +148,11 @@ _FAST = re.compile(rb"\[\s*(\d{1,12})\.(\d{6})\] ?(.*)$")
 
 def parse_dmesg(data: str | bytes, source: str = "dmesg"
                 ) -> tuple[list[KmsgRecord], list[Diagnostic]]:
-    """`dmesg` (plain, -r, -x, -T, --time-format iso) or kern.log text. A line without a
-    timestamp continues the record before it (multi-line messages)."""
+    """`dmesg` (plain, -r, -x, -T, --time-format iso, --notime) or kern.log text.
+
+    An indented line without a timestamp continues the timestamped record before it (dmesg
+    indents the further lines of a multi-line message). Any other line without a timestamp
+    (`dmesg --notime`, say) is a record of its own, with no clock: one line, one event."""
     if isinstance(data, str):
         data = data.encode("utf-8", errors="replace")
     records: list[KmsgRecord] = []
@@ -162,6 +165,7 @@ def parse_dmesg(data: str | bytes, source: str = "dmesg"
     facility: int | None = None
     append = records.append
     fast = _FAST.match
+    untimed = untimed_first = 0
     for lineno, raw_line in enumerate(data.split(b"\n"), 1):
         line = raw_line.rstrip(b"\r")
         m = fast(line)
@@ -177,13 +181,20 @@ def parse_dmesg(data: str | bytes, source: str = "dmesg"
             continue
         header = _dmesg_header(line, diags, source, lineno)
         if header is None:
-            if lines is not None:
+            if (lines is not None and line[:1] in b" \t"
+                    and (usec is not None or wall is not None)):
                 lines.append(line.strip().decode("utf-8", errors="replace"))
-            else:
-                diags.append(Diagnostic(source, f"line without timestamp: {line[:60]!r}", lineno))
-                # kept, not dropped: a record with no clock
-                lines = [line.decode("utf-8", errors="replace")]
-                usec = wall = level = facility = None
+                continue
+            if lines is not None:
+                append(KmsgRecord("\n".join(lines), usec, None, level, facility, "", _NO_META,
+                                  wall, "dmesg"))
+            if not untimed:
+                untimed_first = lineno
+            untimed += 1
+            # kept, not dropped: a record with no clock (its text as it is: messages may
+            # begin with spaces)
+            lines = [line.decode("utf-8", errors="replace")]
+            usec = wall = level = facility = None
             continue
         if lines is not None:
             append(KmsgRecord("\n".join(lines), usec, None, level, facility, "", _NO_META,
@@ -193,6 +204,9 @@ def parse_dmesg(data: str | bytes, source: str = "dmesg"
     if lines is not None:
         append(KmsgRecord("\n".join(lines), usec, None, level, facility, "", _NO_META, wall,
                           "dmesg"))
+    if untimed:
+        diags.append(Diagnostic(source, f"{untimed} lines without a timestamp: each is an event "
+                                "of its own, with no time", untimed_first))
     return records, diags
 
 
