@@ -4,6 +4,7 @@ burns; time travel then finds the burner on cpu 1 and not on cpu 0, in every for
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -55,7 +56,14 @@ def ring(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
             _out, err = rec.communicate()
     assert "profile" in err, err
     return {"store": str(store), "burn_start": t0, "burn_end": t1, "record_stderr": err,
-            "burn_pid": burn.pid}
+            "burn_pid": _burner_pid(berr)}
+
+
+def _burner_pid(stderr: str) -> int:
+    """The burner's own pid, as `lab hotcore` says it (it burns in a child process)."""
+    m = re.search(r"as corescope-burn \(pid (\d+)\)", stderr)
+    assert m, stderr
+    return int(m.group(1))
 
 
 def flame_json(ring: dict[str, Any], *extra: str) -> dict[str, Any]:

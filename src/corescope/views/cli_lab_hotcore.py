@@ -34,9 +34,11 @@ def hotcore(cpu: int, seconds: float, walker: str, yes: bool) -> None:
             stat_file = str(lab_parent() / "memory.stat")
         except (LabError, OSError) as exc:
             fail(f"lab hotcore --walker memcg: {exc}")
-    click.echo(f"corescope lab hotcore: burning cpu{cpu} for {seconds:g}s as {BURNER_NAME}"
-               + (f", reading {stat_file}" if stat_file else ""), err=True)
-    reads = burn(cpu, seconds, stat_file)
+    def started(pid: int) -> None:
+        click.echo(f"corescope lab hotcore: burning cpu{cpu} for {seconds:g}s as {BURNER_NAME} "
+                   f"(pid {pid})" + (f", reading {stat_file}" if stat_file else ""), err=True)
+
+    reads = burn(cpu, seconds, stat_file, started)
     what = f"{reads} reads of {stat_file}" if stat_file else \
         f"{reads} MiB zero-filled by the kernel"
     click.echo(f"corescope lab hotcore: done ({what})", err=True)
