@@ -4,6 +4,7 @@ chunks (issue 12 item 4): both clocks, stdin, folders, folded stacks, --at/--bef
 
 from __future__ import annotations
 
+import dataclasses
 import gzip
 import json
 import os
@@ -250,3 +251,21 @@ def test_import_skips_what_is_not_a_profile(tmp_path: Path):
         assert any("ends early" in d.message for d in diags)
         trunc.write_bytes(zstandard.ZstdCompressor().compress(RT_RING.read_bytes())[:-40])
         assert "ends early" in (perf_import.import_input(store, trunc).skipped or "")
+
+
+def test_ring_status_needs_perf_only_for_raw_perf_data_chunks(tmp_path: Path):
+    from corescope.evidence.store import StoreEvidence
+
+    class NoPerf(Runner):
+        def which(self, program: str) -> str | None:
+            return None
+
+    with Store.open(tmp_path / "s") as store:
+        perf_import.import_input(store, RT_RING)
+        ev = StoreEvidence(store, NoPerf())
+        st = ev._ring_status()
+        assert st.ok and "perf not found" not in st.detail, st.detail
+        ring.add_chunk(store, dataclasses.replace(ring.all_chunks(store)[0], id=0,
+                                                  path="profiles/chunk-1.perf.zst"))
+        st = ev._ring_status()
+        assert not st.ok and "perf.data chunks need perf script" in st.detail

@@ -152,9 +152,11 @@ class StoreEvidence:
         age = max(0.0, time.time() - newest)
         detail = (f"{n} chunks, {format_duration(newest - oldest)} of stacks "
                   f"({samples} samples, {size / 1e6:.1f} MB), newest {format_duration(age)} ago")
-        if not perf_here:
-            detail += f"; {PERF_MISSING} (queries need perf script)"
-        return SensorStatus(name, perf_here, detail)
+        if not perf_here and ring.raw_chunks(self.store):
+            # symbolised text chunks read without perf; raw perf.data (older stores) does not
+            detail += f"; {PERF_MISSING} (its perf.data chunks need perf script)"
+            return SensorStatus(name, False, detail)
+        return SensorStatus(name, True, detail)
 
     def close(self) -> None:
         self.store.close()

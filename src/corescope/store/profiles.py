@@ -173,6 +173,13 @@ def record_span(store: Store) -> tuple[float, float] | None:
     return None if r[0] is None else (float(r[0]), float(r[1]))
 
 
+def raw_chunks(store: Store) -> int:
+    """How many chunks are raw perf.data (stores from before chunks were symbolised): only
+    those need `perf script` to be read."""
+    return int(store.query("SELECT COUNT(*) FROM profile_chunks WHERE path LIKE ?",
+                           ("%.perf.zst",))[0][0])
+
+
 def summary(store: Store) -> tuple[int, float | None, float | None, int, int]:
     """(chunks, oldest wall_start, newest wall_end, bytes, samples)."""
     r = store.query("SELECT COUNT(*), MIN(wall_start), MAX(wall_end), "
