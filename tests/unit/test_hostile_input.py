@@ -186,3 +186,20 @@ def test_events_file_refuses_devices_and_reads_pipes(tmp_path: Path) -> None:
     proc = run_cli("events", "--file", str(fifo), timeout=60)
     t.join(timeout=30)
     assert proc.returncode in (0, 1) and "nic_reset" in proc.stdout, proc.stderr
+
+
+@pytest.mark.parametrize("line,reason", [
+    ("nr_dying_subsys_memory 1" + "0" * 32, "implausible dying count"),
+    ("nr_subsys_memory 0", "0 live memory cgroups"),
+])
+def test_absurd_v2_counts_are_off_with_the_reason(tmp_path: Path, line: str,
+                                                  reason: str) -> None:
+    root = tmp_path / "v612"
+    shutil.copytree(FIXTURES / "zombies" / "v612", root, symlinks=True)
+    stat = root / "sys/fs/cgroup/cgroup.stat"
+    key = line.split()[0]
+    stat.write_text("".join(f"{line}\n" if ln.split()[0] == key else f"{ln}\n"
+                            for ln in stat.read_text().splitlines()))
+    code, out = _zombies(root)
+    assert code == 2 and reason in out, out
+    assert "dying" not in out.split("not measured")[0], out
