@@ -101,3 +101,39 @@ def test_report_hostile_names(visit: Any, tmp_path: Path) -> None:
     page.wait_for_timeout(200)
     v.screenshot("report_hostile", full_page=True)
     v.assert_clean()
+
+
+def test_diagnosis_sections_when_present(visit: Any, tmp_path: Path) -> None:
+    """With a diagnosis (issue 9's `diagnose --json` contract) the verdict and chain come
+    first and the hypotheses fill their table; its strings are text too."""
+    sc = zombie_chain_hour(cpus=8, hot_cpu=3, seconds=600, resets_at=(400,), hz=9)
+    model = page_model_of(sc)
+    model["diagnosis"] = {
+        "schema": 1,
+        "verdict": {"root_cause": "zombie_memcg_leak", "culprit": HOSTILE[0], "hot_cpu": 3,
+                    "walker": {"comm": "kubelet", "function": "mem_cgroup_iter"},
+                    "confidence": 0.93},
+        "chain": [{"step": s, "summary": f"{s} summary", "evidence": {}} for s in (
+            "leaking_source", "dying_memcgs", "walker", "core_saturated", "queue_stalls",
+            "reset")],
+        "hypotheses": [
+            {"name": "zombie_memcg_leak", "verdict": "supported", "score": 0.93,
+             "evidence": {"dying": 68000}, "would_change": "no memcg frames on the core"},
+            {"name": "hardware_fault", "verdict": "ruled_out", "score": 0.01,
+             "evidence": {}, "would_change": HOSTILE[1]},
+            {"name": "cpu_contention", "verdict": "not_measured", "score": 0,
+             "evidence": {"sensor": "schedstat off"}, "would_change": "run record"}]}
+    out = tmp_path / "dx.html"
+    out.write_text(render(model))
+    v = visit(out.as_uri())
+    page = v.page
+    verdict = page.locator("#verdict-text").inner_text()
+    assert "zombie memcg leak" in verdict and "CPU 3" in verdict
+    assert HOSTILE[0] in verdict and "kubelet in mem_cgroup_iter" in verdict
+    assert page.locator("#chain li").count() == 6
+    assert page.locator("#diagnosis-missing").count() == 0
+    rows = page.locator("#hypotheses tr")
+    assert rows.count() == 4 and HOSTILE[1] in rows.nth(2).inner_text()
+    assert page.locator("img").count() == 0
+    v.screenshot("report_diagnosis")
+    v.assert_clean()

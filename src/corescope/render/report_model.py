@@ -254,8 +254,13 @@ def build(inv: Any, *, stacks: StacksFn | None = None, censuses: list[Any] | Non
     `censuses` the census rows of the window (the zombie trend); `diagnosis` the
     `diagnose --json` dict when there is one."""
     L = limits
-    hm = heatmap(inv.samples, list(inv.cpus), inv.params.mode, inv.window.start,
-                 inv.window.end)
+    # the heatmap spans what was recorded in the window, not the empty rest of it
+    lo, hi = inv.window.start, inv.window.end
+    if len(inv.samples):
+        first, last = inv.samples[0], inv.samples[len(inv.samples) - 1]
+        lo = max(lo, first.t - first.interval_s - 1.0)
+        hi = min(hi, last.t + 1.0)
+    hm = heatmap(inv.samples, list(inv.cpus), inv.params.mode, lo, max(hi, lo + 1.0))
     grid, machine = hm.pop("_grid"), hm.pop("_machine")
     # every incident line first, then the other lines up to the budget, in time order
     incs = [e for e in inv.events if e.is_incident][: L.max_events]

@@ -58,7 +58,8 @@ function verdictSection(D){
     s.append(el("div", {class: "verdict " + (bad ? "bad" : "ok"), id: "verdict-text"}, parts.join(" · ")),
       el("div", {class: "muted"}, `confidence ${num(v.confidence * 100, 0)}%`));
     if (dx.chain && dx.chain.length) {
-      s.append(el("ol", {class: "chain", id: "chain"}, dx.chain.map(c => el("li", {}, el("b", {}, c.step.replace(/_/g, " ")), ": ", c.summary))));
+      s.append(el("ol", {class: "chain", id: "chain"}, dx.chain.map(c => el("li", {}, el("b", {}, c.step.replace(/_/g, " ")), ": ", c.summary,
+        c.evidence && Object.keys(c.evidence).length ? el("span", {class: "note"}, "  (" + Object.entries(c.evidence).map(([k, v]) => `${k} ${typeof v === "object" ? JSON.stringify(v) : v}`).join(", ") + ")") : null))));
     }
   } else {
     const sm = D.summary, n = sm.events || 0;

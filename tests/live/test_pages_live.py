@@ -1,0 +1,119 @@
+"""The pictures on a live recording of the lab chain (a crash-looping agent leaking memcgs,
+a core pinned at system time, a NIC stall and reset), in Debian's Chromium: `report --html`
+and `serve` load clean and offline, name the burned CPU, an event opens that CPU's flame
+graph with the burner's kernel function, and a drag on the subsecond heatmap gives the
+flame graph of the selected range."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import signal
+import subprocess
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from chromium import browser, visit  # noqa: F401  (fixtures)
+from conftest import popen_cli, run_cli, run_cli_json
+
+CPU = 1  # the lab burns CPU 1 (the team's rule for live tests)
+BURNER_FN = "read_iter_zero"  # lab hotcore: 1 MiB /dev/zero reads (read_iter_zero → iov_iter_zero)
+
+
+@pytest.fixture
+def chain(tmp_path: Path) -> Iterator[Path]:
+    if shutil.which("perf") is None:
+        pytest.skip("perf not installed")
+    store = tmp_path / "store"
+    rec = popen_cli("record", "--store", str(store), "--profile-chunk", "10s",
+                    "--census-interval", "2")
+    crash = None
+    try:
+        time.sleep(6)
+        assert rec.poll() is None, rec.communicate()
+        crash = popen_cli("lab", "crashloop", "--interval", "0.2", "--duration", "12", "--yes")
+        time.sleep(2)
+        run_cli("lab", "hotcore", "--cpu", str(CPU), "--seconds", "6", "--yes", check=True)
+        run_cli("lab", "nicreset", "--yes", "--queue", "5", check=True)
+        crash.communicate(timeout=60)
+        time.sleep(12)  # the profile chunk holding the burn is finished and stored
+        yield store
+    finally:
+        if crash is not None and crash.poll() is None:
+            crash.kill()
+            crash.communicate()
+        rec.send_signal(signal.SIGINT)
+        try:
+            rec.communicate(timeout=120)
+        except subprocess.TimeoutExpired:
+            rec.kill()
+            rec.communicate()
+        run_cli("lab", "clean", "--yes", "--drop-caches", timeout=120)
+
+
+def _stall(store: Path) -> dict[str, Any]:
+    ev = run_cli_json("events", "--store", str(store), "--last", "10m", "--json")
+    return [e for e in ev["events"] if e["kind"] == "nic_tx_stall"][-1]
+
+
+def test_report_and_serve_on_the_lab_chain(chain: Path, visit: Any,  # noqa: F811
+                                           tmp_path: Path) -> None:
+    store = str(chain)
+    stall = _stall(chain)
+
+    # report --html: the verdict names the burned CPU; the stall's marker rewinds it
+    page_file = tmp_path / "report.html"
+    proc = run_cli("report", "--store", store, "--last", "10m", "--html", "-o",
+                   str(page_file), timeout=600)
+    assert proc.returncode == 1, proc.stderr
+    v = visit(page_file.as_uri())
+    page = v.page
+    assert f"CPU {CPU}" in page.locator("#verdict-text").inner_text()
+    page.click(f"tr[data-event='{stall['id']}']")
+    assert page.locator("#rewind").get_attribute("data-cpu") == str(CPU)
+    page.locator("#rewind-graph input.cf-search").fill(BURNER_FN)
+    page.wait_for_function(
+        "() => /matched [1-9]/.test(document.querySelector('#rewind-graph .cf-matched')"
+        ".textContent)")
+    v.screenshot("live_report", full_page=True)
+    v.assert_clean()
+
+    # serve: the same page live; the event → CPU 1's subsecond heatmap → drag → flame
+    srv = popen_cli("serve", "--store", store, "--listen", "127.0.0.1:0")
+    try:
+        line = ""
+        for line in srv.stderr:
+            if "serving" in line:
+                break
+        m = re.search(r"http://127\.0\.0\.1:(\d+)/", line)
+        assert m, line
+        w = visit(f"http://127.0.0.1:{m.group(1)}/?last=600", timeout_s=300)
+        p = w.page
+        assert f"CPU {CPU}" in p.locator("#verdict-text").inner_text()
+        p.click(f"tr[data-event='{stall['id']}']")
+        p.wait_for_selector(f"#flamescope[data-cpu='{CPU}']", timeout=120_000)
+        p.wait_for_function("() => window.__fs && window.__fs().start !== undefined")
+        st = p.evaluate("() => window.__fs()")
+        p.locator("#subsecond-canvas").scroll_into_view_if_needed()
+        box = p.locator("#subsecond-canvas").bounding_box()
+        # the burn ended just before the stall: drag over the 5 s before it
+        x = lambda t: box["x"] + st["left"] + (t - st["start"] + 0.5) * st["cw"]  # noqa: E731
+        p.mouse.move(x(stall["time"] - 6), box["y"] + st["top"] + 1)
+        p.mouse.down()
+        p.mouse.move(x(stall["time"] - 1), box["y"] + st["top"] + st["rows"] * st["ch"] - 2,
+                     steps=6)
+        p.mouse.up()
+        p.wait_for_selector("#fs-flame-title", timeout=120_000)
+        p.locator("#fs-flame input.cf-search").fill(BURNER_FN)
+        p.wait_for_function(
+            "() => /matched [1-9]/.test(document.querySelector('#fs-flame .cf-matched')"
+            ".textContent)", timeout=30_000)
+        w.screenshot("live_serve", full_page=True)
+        w.assert_clean()
+    finally:
+        srv.terminate()
+        srv.wait(timeout=20)
