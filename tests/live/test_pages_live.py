@@ -37,7 +37,8 @@ def chain(tmp_path: Path) -> Iterator[Path]:
         assert rec.poll() is None, rec.communicate()
         crash = popen_cli("lab", "crashloop", "--interval", "0.2", "--duration", "12", "--yes")
         time.sleep(2)
-        run_cli("lab", "hotcore", "--cpu", str(CPU), "--seconds", "6", "--yes", check=True)
+        # 8 s: on this shared 2-CPU machine other load on CPU 1 can dent a second or two
+        run_cli("lab", "hotcore", "--cpu", str(CPU), "--seconds", "8", "--yes", check=True)
         run_cli("lab", "nicreset", "--yes", "--queue", "5", check=True)
         crash.communicate(timeout=60)
         time.sleep(12)  # the profile chunk holding the burn is finished and stored
@@ -72,7 +73,10 @@ def test_report_and_serve_on_the_lab_chain(chain: Path, visit: Any,  # noqa: F81
     assert proc.returncode == 1, proc.stderr
     v = visit(page_file.as_uri())
     page = v.page
-    assert f"CPU {CPU}" in page.locator("#verdict-text").inner_text()
+    verdict = page.locator("#verdict-text").inner_text()
+    if f"CPU {CPU}" not in verdict:  # say what the record held, to tell a page bug from load
+        cores = run_cli_json("cores", "--store", store, "--last", "10m", "--json")
+        raise AssertionError(f"{verdict!r}; episodes: {cores['episodes']}")
     page.click(f"tr[data-event='{stall['id']}']")
     assert page.locator("#rewind").get_attribute("data-cpu") == str(CPU)
     page.locator("#rewind-graph input.cf-search").fill(BURNER_FN)
