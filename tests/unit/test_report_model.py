@@ -61,7 +61,10 @@ def test_hot_core_and_incident_flames_hold_the_walker(small: tuple) -> None:
     hot = model["hot_core"]
     assert hot["peak_1s_pct"] >= 97
     assert max(v for _t, v in hot["series_60s"]) < 40
-    assert model["diagnosis"] is None
+    # the investigation's diagnosis travels with the page (issue 9's contract)
+    dx = model["diagnosis"]
+    assert dx["verdict"]["root_cause"] == "zombie_memcg_leak" and dx["verdict"]["hot_cpu"] == 3
+    assert dx["hypotheses"] and dx["chain"]
 
 
 def test_flame_node_bound_keeps_the_heaviest() -> None:

@@ -33,12 +33,10 @@ def _stacks(ev: Evidence) -> report_model.StacksFn:
 
 
 def diagnosis_of(inv: Investigation) -> dict[str, Any] | None:
-    """The diagnosis (issue 9) when corescope has one; None until then."""
-    try:
-        from corescope.diagnose import diagnose_json  # type: ignore[attr-defined]
-    except ImportError:
-        return None
-    return diagnose_json(inv)
+    """The diagnosis (`diagnose --json`'s contract) the investigation carries, if any."""
+    from corescope.render.json_contract import diagnosis_json
+
+    return diagnosis_json(inv.diagnosis)
 
 
 def page_model(ev: Evidence, inv: Investigation, limits: Limits | None = None,

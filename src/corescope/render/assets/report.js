@@ -24,6 +24,14 @@ function dur(s){
   s = Math.round(s); const h = Math.floor(s / 3600), m = Math.floor(s % 3600 / 60), r = s % 60;
   return (h ? h + "h" : "") + (m ? m + "m" : "") + ((r || (!h && !m)) ? r + "s" : "");
 }
+// one evidence entry: a fact {value, unit, source} or a plain value
+function fact(k, v){
+  if (v && typeof v === "object" && "value" in v) {
+    const val = typeof v.value === "object" ? JSON.stringify(v.value) : v.value;
+    return `${k}: ${val}${v.unit ? " " + v.unit : ""}${v.source ? " (" + v.source + ")" : ""}`;
+  }
+  return `${k}: ${typeof v === "object" ? JSON.stringify(v) : v}`;
+}
 function b64bytes(s){ const b = atob(s), out = new Uint8Array(b.length); for (let i = 0; i < b.length; i++) out[i] = b.charCodeAt(i); return out; }
 function heat(p){
   // white → yellow → red → dark red over 0..100 %
@@ -59,7 +67,7 @@ function verdictSection(D){
       el("div", {class: "muted"}, `confidence ${num(v.confidence * 100, 0)}%`));
     if (dx.chain && dx.chain.length) {
       s.append(el("ol", {class: "chain", id: "chain"}, dx.chain.map(c => el("li", {}, el("b", {}, c.step.replace(/_/g, " ")), ": ", c.summary,
-        c.evidence && Object.keys(c.evidence).length ? el("span", {class: "note"}, "  (" + Object.entries(c.evidence).map(([k, v]) => `${k} ${typeof v === "object" ? JSON.stringify(v) : v}`).join(", ") + ")") : null))));
+        c.evidence && Object.keys(c.evidence).length ? el("span", {class: "note"}, "  (" + Object.entries(c.evidence).map(([k, v]) => fact(k, v)).join("; ") + ")") : null))));
     }
   } else {
     const sm = D.summary, n = sm.events || 0;
@@ -372,7 +380,7 @@ function hypothesesSection(D){
   if (!dx || !dx.hypotheses) { s.append(el("p", {class: "muted"}, "diagnosis not available")); return s; }
   s.append(table(["hypothesis", "verdict", "score", "evidence", "would change it"], dx.hypotheses.map(h => ({cells: [
     h.name.replace(/_/g, " "), el("span", {class: "tag " + h.verdict}, h.verdict.replace("_", " ")), num(h.score, 2),
-    el("span", {class: "raw"}, Object.entries(h.evidence || {}).map(([k, v]) => `${k}: ${typeof v === "object" ? JSON.stringify(v) : v}`).join("\n")),
+    el("span", {}, h.summary ? el("div", {}, h.summary) : null, el("span", {class: "raw"}, Object.entries(h.evidence || {}).map(([k, v]) => fact(k, v)).join("\n"))),
     h.would_change || ""]}))));
   return s;
 }
