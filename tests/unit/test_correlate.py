@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 from corescope.analysis import correlate
 from corescope.model.cores import Episode
 from corescope.model.events import KernelEvent
+from corescope.render.records import as_json
 
 
 def ep(cpu: int, start: float, end: float) -> Episode:
@@ -94,7 +95,7 @@ def test_summary_against_chance() -> None:
     assert s.serves_queue_fraction == 1.0
     assert s.base_rate is not None and s.base_rate < 0.1
     assert s.p_value is not None and s.p_value < 1e-3
-    j = s.to_json()
+    j = as_json(s)
     assert {"events", "preceded_fraction", "base_rate", "median_lead_s", "top_cpu"} <= set(j)
     assert j["lift"] > 8
 

@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 from corescope.analysis import episodes as ep
 from corescope.model.cores import FIELDS, CoreSample
 from corescope.model.matrix import CoreMatrix
+from corescope.render.records import as_json
 from corescope.store.db import Store
 from corescope.store.series import (
     SeriesWriter,
@@ -204,7 +205,7 @@ def test_cores_json_is_what_the_per_sample_code_printed(tmp_path):
         "samples": len(old),
         "mode": "kernel",
         "threshold_pct": 30.0,
-        "episodes": [e.to_json() for e in eps],
+        "episodes": [as_json(e) for e in eps],
     }, indent=2, default=str) + "\n"
     assert eps
     got = run_cli("--store", str(tmp_path / "s"), "cores", "--last", "600s", "--json",

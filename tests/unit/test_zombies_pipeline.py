@@ -115,7 +115,7 @@ def test_doctor_names_the_auto_restart_unit(tmp_path: Path) -> None:
     assert report is not None
     [f] = [f for f in inv.findings if f.kind == "zombie_memcg_leak"]
     assert f.severity == "critical"  # 1838 dying, 5 live
-    assert f.evidence["locations"][0]["path"] == "/system.slice/ecs.service"
+    assert f.evidence["locations"][0].path == "/system.slice/ecs.service"
     names = [s.name for s in report.suspects]
     assert names[0] == "ecs.service"
     assert report.suspects[0].evidence["state"] == "auto-restart"

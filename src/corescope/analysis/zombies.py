@@ -329,29 +329,6 @@ class ZombieReport:
     diagnostics: list[Diagnostic] = field(default_factory=list)
     location_basis: str = ""
 
-    def to_json(self) -> dict[str, Any]:
-        c = self.census
-        mem: dict[str, Any] = ({"kernel_count": None, "live": None, "dying": None,
-                                "source": "not measured"} if c is None else c.to_json())
-        mem["mount"] = self.layout.memory_mount
-        return {
-            "layout": self.layout.kind,
-            "memory": mem,
-            "growth": self.growth.to_json(),
-            "locations": [loc.to_json() for loc in self.locations],
-            "location_basis": self.location_basis,
-            "suspects": [s.to_json() for s in self.suspects],
-            "stat_read_ms": self.stat_read,
-            "churn": [{"parent": ch.parent, "created_per_hour": round(ch.created_per_hour, 1),
-                       "removed_per_hour": round(ch.removed_per_hour, 1),
-                       "created": ch.created, "removed": ch.removed,
-                       "active_fraction": round(ch.active_fraction, 3), "method": ch.method}
-                      for ch in self.churn[:20]],
-            "layout_detail": self.layout.to_json(),
-            "sensors": {s.name: s.to_json() for s in self.statuses},
-            "diagnostics": [str(d) for d in self.diagnostics[:50]],
-        }
-
 
 def locations_from_churn(churn: Sequence[ParentChurn], top: int = 10) -> list[Location]:
     """v1 has no per-subtree dying count: where child cgroups were removed is where dying
@@ -410,10 +387,10 @@ def zombie_finding(report: ZombieReport, thresholds: Thresholds = DEFAULT_THRESH
         kind="zombie_memcg_leak", severity=severity, summary=summary,
         evidence={
             "layout": report.layout.kind,
-            "memory": c.to_json(),
-            "growth": g.to_json(),
-            "locations": [loc.to_json() for loc in report.locations[:5]],
-            "suspects": [s.to_json() for s in report.suspects[:5]],
+            "memory": c,
+            "growth": g,
+            "locations": list(report.locations[:5]),
+            "suspects": list(report.suspects[:5]),
             "stat_read_ms": report.stat_read,
             "advice": list(ADVICE),
         },

@@ -27,7 +27,7 @@ def episode_finding(e: Episode) -> Finding:
             f"{iso(e.start)}, while the machine averaged {e.machine_avg_pct:.0f}% and a 30 s "
             f"monitor would have shown {e.seen_at_30s_pct:.0f}% for that core"
         ),
-        evidence={"episode": e.to_json()},
+        evidence={"episode": e},
     )
 
 
@@ -42,7 +42,7 @@ def incident_finding(inc: Incident) -> Finding:
             kind="kernel_event",
             severity="critical" if e.kind in CRITICAL_EVENTS else "warning",
             summary=f"{e.kind}{lab} at {iso(e.time)} on {where or 'the kernel'}{q}: {e.raw[:120]}",
-            evidence={"event": e.to_json(), "related": len(inc.related)},
+            evidence={"event": e, "related": len(inc.related)},
         )
     serves = {True: "which serves this queue's IRQ", False: "which does not serve this "
               "queue's IRQ", None: "(queue IRQ mapping unknown)"}[near.serves_queue]
@@ -53,8 +53,7 @@ def incident_finding(inc: Incident) -> Finding:
                  f"{near.lead_s:.1f}s after cpu{near.cpu} was saturated "
                  f"({near.end - near.start:.1f}s episode) {serves}: the event is likely the "
                  "victim of a starved core, not a network fault"),
-        evidence={"event": e.to_json(),
-                  "preceding_episodes": [p.to_json() for p in inc.preceding]},
+        evidence={"event": e, "preceding_episodes": list(inc.preceding)},
     )
 
 

@@ -35,16 +35,6 @@ class CgroupLayout:
     v2_mount: str | None = None
     v1_mounts: tuple[tuple[str, str], ...] = ()  # (controller, mountpoint)
 
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "kind": self.kind,
-            "memory": self.memory,
-            "memory_mount": self.memory_mount,
-            "memory_mount_root": self.memory_mount_root,
-            "v2_mount": self.v2_mount,
-            "v1_mounts": dict(self.v1_mounts),
-        }
-
 
 @dataclass(frozen=True)
 class ProcCgroupsRow:
@@ -90,21 +80,6 @@ class MemcgCensus:
     proc_cgroups_count: int | None = None  # /proc/cgroups memory num_cgroups, cross-check
     churn_interval_s: float = 0.0  # the interval its churn counts cover (0: no churn taken)
 
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "kernel_count": self.kernel_count,
-            "live": self.live,
-            "dying": self.dying,
-            "source": self.source,
-            "hierarchy": self.hierarchy,
-            "ratio": (round(self.dying / self.live, 2)
-                      if self.dying is not None and self.live else None),
-            "stable": self.stable,
-            "walk_ms": round(self.walk_ms, 3),
-            "proc_cgroups_count": self.proc_cgroups_count,
-            "t": self.t,
-        }
-
 
 @dataclass(frozen=True)
 class Location:
@@ -114,14 +89,6 @@ class Location:
     dying: int  # own excess: nr_dying here minus the sum of the children's
     subtree_dying: int
     live_descendants: int | None = None
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "path": self.path,
-            "dying": self.dying,
-            "subtree_dying": self.subtree_dying,
-            "live_descendants": self.live_descendants,
-        }
 
 
 @dataclass(frozen=True)
@@ -222,22 +189,6 @@ class Growth:
     crossed: bool
     projected_threshold_at: float | None  # wall time; now when already crossed
 
-    def to_json(self) -> dict[str, Any]:
-        from corescope.timeparse import iso
-
-        at = self.projected_threshold_at
-        return {
-            "per_hour": None if self.per_hour is None else round(self.per_hour, 2),
-            "projected_threshold_at": None if at is None else iso(at),
-            "projected_threshold_epoch": at,
-            "method": self.method,
-            "points": self.points,
-            "span_s": round(self.span_s, 1),
-            "threshold": self.threshold,
-            "threshold_rule": self.threshold_rule,
-            "crossed": self.crossed,
-        }
-
 
 @dataclass(frozen=True)
 class Suspect:
@@ -245,7 +196,3 @@ class Suspect:
     kind: str  # "cgroup-parent" | "systemd-unit" | "container" | "docker-container"
     score: float  # 0..1: how much of the growth its churn/restarts can explain
     evidence: dict[str, Any] = field(default_factory=dict)
-
-    def to_json(self) -> dict[str, Any]:
-        return {"name": self.name, "kind": self.kind, "score": round(self.score, 3),
-                "evidence": self.evidence}

@@ -27,9 +27,6 @@ class SensorStatus:
     ok: bool
     detail: str
 
-    def to_json(self) -> dict[str, Any]:
-        return {"ok": self.ok, "detail": self.detail}
-
 
 @dataclass(frozen=True)
 class Finding:
@@ -37,11 +34,3 @@ class Finding:
     severity: str  # "info" | "warning" | "critical"
     summary: str
     evidence: dict[str, Any] = field(default_factory=dict)
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "kind": self.kind,
-            "severity": self.severity,
-            "summary": self.summary,
-            "evidence": self.evidence,
-        }

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
 
 # /proc/stat cpu line fields, in kernel order (USER_HZ ticks). guest is already inside user,
 # guest_nice inside nice.
@@ -85,24 +84,3 @@ class Episode:
     @property
     def duration_s(self) -> float:
         return self.end - self.start
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "cpu": self.cpu,
-            "start": round(self.start, 3),
-            "end": round(self.end, 3),
-            "duration_s": round(self.duration_s, 3),
-            "mode": self.mode,
-            "threshold_pct": self.threshold_pct,
-            "peak_pct": round(self.peak_pct, 2),
-            "mean_pct": round(self.mean_pct, 2),
-            "machine_avg_pct": round(self.machine_avg_pct, 2),
-            "seen_at_30s_pct": round(self.seen_at_30s_pct, 2),
-            "seen_at_60s_pct": round(self.seen_at_60s_pct, 2),
-            "machine_seen_at_30s_pct": round(self.machine_seen_at_30s_pct, 2),
-            "machine_seen_at_60s_pct": round(self.machine_seen_at_60s_pct, 2),
-            "samples": self.samples,
-            "by_mode": {
-                m: {k: round(v, 2) for k, v in d.items()} for m, d in self.by_mode.items()
-            },
-        }

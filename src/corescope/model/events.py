@@ -7,8 +7,6 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, NamedTuple
 
-from corescope.timeparse import iso
-
 # Kinds the classifier produces. "other" keeps every unrecognised line (never dropped).
 KINDS: tuple[str, ...] = (
     "nic_tx_stall",
@@ -88,23 +86,6 @@ class KernelEvent:
         v = self.fields.get("queue")
         return v if isinstance(v, int) and not isinstance(v, bool) else None
 
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "id": self.id,
-            "time": round(self.time, 6),
-            "time_iso": iso(self.time),
-            "kind": self.kind,
-            "driver": self.driver,
-            "device": self.device,
-            "fields": self.fields,
-            "lab": self.lab,
-            "raw": self.raw,
-            "mono_usec": self.mono_usec,
-            "seq": self.seq,
-            "level": self.level,
-            "source": self.source,
-        }
-
 
 @dataclass(frozen=True)
 class QueueIrq:
@@ -118,17 +99,6 @@ class QueueIrq:
     cpus: tuple[int, ...]  # CPUs that serve it (see sources.interrupts.serving_cpus)
     basis: str  # how `cpus` was decided: "delta" | "affinity" | "total"
 
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "iface": self.iface,
-            "queue": self.queue,
-            "irq": self.irq,
-            "name": self.name,
-            "direction": self.direction,
-            "cpus": list(self.cpus),
-            "basis": self.basis,
-        }
-
 
 @dataclass(frozen=True)
 class PrecedingEpisode:
@@ -138,16 +108,6 @@ class PrecedingEpisode:
     lead_s: float  # event time − episode end, clamped at 0 while the episode still runs
     serves_queue: bool | None
     peak_pct: float | None = None
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "cpu": self.cpu,
-            "start": round(self.start, 3),
-            "end": round(self.end, 3),
-            "lead_s": round(self.lead_s, 3),
-            "serves_queue": self.serves_queue,
-            "peak_pct": None if self.peak_pct is None else round(self.peak_pct, 2),
-        }
 
 
 @dataclass(frozen=True)
@@ -174,24 +134,3 @@ class CorrelationSummary:
     serves_queue_fraction: float | None
     p_value: float | None  # P(≥ preceded | base_rate), one-sided binomial
     window_s: float
-
-    def to_json(self) -> dict[str, Any]:
-        def r(x: float | None, n: int = 4) -> float | None:
-            return None if x is None else round(x, n)
-
-        return {
-            "events": self.events,
-            "preceded": self.preceded,
-            "preceded_fraction": r(self.preceded_fraction),
-            "base_rate": r(self.base_rate),
-            "base_samples": self.base_samples,
-            "lift": r(self.preceded_fraction / self.base_rate)
-            if self.preceded_fraction is not None and self.base_rate
-            else None,
-            "p_value": r(self.p_value, 6),
-            "median_lead_s": r(self.median_lead_s, 3),
-            "top_cpu": self.top_cpu,
-            "top_cpu_count": self.top_cpu_count,
-            "serves_queue_fraction": r(self.serves_queue_fraction),
-            "window_s": self.window_s,
-        }

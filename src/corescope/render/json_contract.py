@@ -18,6 +18,7 @@ from corescope.investigate.model import (
 )
 from corescope.model.cores import CoreSample
 from corescope.model.events import KernelEvent
+from corescope.render.records import as_json
 
 
 def _r(x: float | None, n: int = 3) -> float | None:
@@ -40,7 +41,7 @@ def coverage_json(c: Coverage) -> dict[str, Any]:
 
 
 def sensors_json(inv: Investigation) -> dict[str, Any]:
-    return {s.name: s.to_json() for s in inv.statuses}
+    return {s.name: as_json(s) for s in inv.statuses}
 
 
 # --- cores -------------------------------------------------------------------------------------
@@ -61,7 +62,7 @@ def cores_json(inv: Investigation) -> dict[str, Any]:
         "samples": len(s),
         "mode": inv.params.mode,
         "threshold_pct": inv.params.threshold_pct,
-        "episodes": [e.to_json() for e in inv.episodes],
+        "episodes": [as_json(e) for e in inv.episodes],
     }
 
 
@@ -78,7 +79,7 @@ def events_json(inv: Investigation, kinds: Collection[str] = (), show_all: bool 
                 ) -> dict[str, Any]:
     return {
         "schema": SCHEMA,
-        "events": [e.to_json() for e in visible_events(inv, kinds, show_all)],
+        "events": [as_json(e) for e in visible_events(inv, kinds, show_all)],
         "lost_records": inv.lost_records,
         "source": inv.source,
         "since": round(inv.window.start, 3),
@@ -109,10 +110,10 @@ def resolution_json(r: Resolution) -> dict[str, Any]:
 def incident_json(v: IncidentView) -> dict[str, Any]:
     inc = v.incident
     d: dict[str, Any] = {
-        "event": inc.event.to_json(),
-        "preceding_episodes": [p.to_json() for p in inc.preceding],
-        "related_events": [e.to_json() for e in inc.related],
-        "interrupt_map": [q.to_json() for q in v.interrupt_map],
+        "event": as_json(inc.event),
+        "preceding_episodes": [as_json(p) for p in inc.preceding],
+        "related_events": [as_json(e) for e in inc.related],
+        "interrupt_map": [as_json(q) for q in v.interrupt_map],
     }
     if v.resolution is not None:
         d["resolution"] = resolution_json(v.resolution)
@@ -123,7 +124,7 @@ def report_json(inv: Investigation) -> dict[str, Any]:
     return {
         "schema": SCHEMA,
         "incidents": [incident_json(v) for v in inv.incidents],
-        "summary": inv.correlation.to_json(),
+        "summary": as_json(inv.correlation),
         "lost_records": inv.lost_records,
         "record_span": None if inv.record_span is None
         else [round(inv.record_span[0], 3), round(inv.record_span[1], 3)],
@@ -141,11 +142,11 @@ def zombies_json(inv: Investigation) -> dict[str, Any]:
     z = inv.zombies
     if z is None:
         return {"schema": SCHEMA, "memory": None}
-    data = z.to_json()
+    data = as_json(z)
     data["schema"] = SCHEMA
-    data["sensors"] = {s.name: s.to_json() for s in inv.statuses
+    data["sensors"] = {s.name: as_json(s) for s in inv.statuses
                        if s.name in ZOMBIE_SENSORS or s.name.startswith("restart")}
-    data["findings"] = [f.to_json() for f in inv.findings if f.kind in ZOMBIE_FINDINGS]
+    data["findings"] = [as_json(f) for f in inv.findings if f.kind in ZOMBIE_FINDINGS]
     return data
 
 
@@ -208,7 +209,7 @@ def doctor_json(inv: Investigation, host: str, live: tuple[float, float]) -> dic
         "window": {"start": round(live[0], 3), "end": round(live[1], 3),
                    "since": round(inv.window.start, 3)},
         "sensors": sensors_json(inv),
-        "findings": [f.to_json() for f in inv.findings],
+        "findings": [as_json(f) for f in inv.findings],
         "diagnosis": diagnosis_json(inv.diagnosis),
     }
 
@@ -222,7 +223,7 @@ def investigation_json(inv: Investigation) -> dict[str, Any]:
         "coverage": coverage_json(inv.coverage),
         "verdict": "findings" if inv.findings else "healthy",
         "sensors": sensors_json(inv),
-        "findings": [f.to_json() for f in inv.findings],
+        "findings": [as_json(f) for f in inv.findings],
         "cores": cores_json(inv),
         "events": events_json(inv),
         "report": report_json(inv),

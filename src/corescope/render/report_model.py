@@ -24,6 +24,7 @@ from corescope.analysis.flame import Profile, diff_folded
 from corescope.model.cores import COMPOSITE_MODES, FIELDS, MODES
 from corescope.model.matrix import CoreMatrix
 from corescope.render.flamedata import flame_data
+from corescope.render.records import as_json
 
 NO_DATA = 255  # heatmap byte for "no sample this second"
 PAGE_SCHEMA = 1
@@ -230,14 +231,14 @@ def _incident(view: Any) -> dict[str, Any]:
                            "peak_pct": _r(p.peak_pct)} for p in inc.preceding],
             "related": len(inc.related),
             "nearest_cpu": inc.nearest.cpu if inc.nearest is not None else None,
-            "interrupt_map": [q.to_json() for q in view.interrupt_map]}
+            "interrupt_map": [as_json(q) for q in view.interrupt_map]}
 
 
 def _zombies(inv: Any, censuses: list[Any]) -> dict[str, Any] | None:
     z = inv.zombies
     if z is None:
         return None
-    j = z.to_json()
+    j = as_json(z)
     trend = [[_r(c.t, 1), c.dying] for c in censuses if c.dying is not None]
     g = j.get("growth", {})
     return {"memory": j.get("memory"), "growth": g, "locations": j.get("locations", [])[:20],
@@ -294,7 +295,7 @@ def build(inv: Any, *, stacks: StacksFn | None = None, censuses: list[Any] | Non
                                          L.column_s, L.column_nodes))
 
     statuses = [{"name": s.name, "ok": s.ok, "detail": s.detail} for s in inv.statuses]
-    corr = inv.correlation.to_json()
+    corr = as_json(inv.correlation)
     return {
         "schema": PAGE_SCHEMA,
         "title": title,
@@ -309,11 +310,11 @@ def build(inv: Any, *, stacks: StacksFn | None = None, censuses: list[Any] | Non
         "events": events,
         "events_total": len(inv.events),
         "incidents": incidents,
-        "episodes": [e.to_json() for e in inv.episodes[:500]],
+        "episodes": [as_json(e) for e in inv.episodes[:500]],
         "hot_core": hot,
         "zombies": _zombies(inv, censuses or []),
         "flames": flames,
-        "findings": [f.to_json() if hasattr(f, "to_json") else f for f in inv.findings][:50],
+        "findings": [as_json(f) for f in inv.findings][:50],
         "sensors": statuses,
         "lost_records": inv.lost_records,
     }
