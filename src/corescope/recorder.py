@@ -26,7 +26,7 @@ from corescope.protect import MemoryGuard
 from corescope.sensors import SENSOR_MODULES
 from corescope.sensors.base import Sensor, SensorEnv
 from corescope.store import retention
-from corescope.store.db import Store
+from corescope.store.db import Store, is_corruption
 from corescope.timeparse import format_duration, iso
 
 RETENTION_EVERY_S = 60.0
@@ -64,6 +64,9 @@ class Recorder:
         self._outages: dict[str, _Outage] = {}
         self._retry: list[Sensor] = []  # sensors whose start failed: retried
         self._order = itertools.count()
+        # set when SQLite reports the store damaged: the run stops so the caller can move the
+        # store aside and start again on a fresh one
+        self.store_corrupt: str | None = None
 
     def open(self) -> list[SensorStatus]:
         active: list[Sensor] = []
@@ -172,6 +175,8 @@ class Recorder:
         try:
             sensor.tick(wall, mono)
         except Exception as exc:
+            if self._corrupt(exc):
+                return
             outage = self._outages.get(sensor.name)
             if outage is None:
                 self.log(f"corescope record: sensor {sensor.name} failed: {exc} (will retry)")
@@ -201,7 +206,8 @@ class Recorder:
         try:
             sensor.close()
         except Exception as exc:
-            self.log(f"corescope record: closing {sensor.name} failed: {exc}")
+            if not self._corrupt(exc):
+                self.log(f"corescope record: closing {sensor.name} failed: {exc}")
 
     def _check_memory(self) -> None:
         note = self.guard.check() if self.guard is not None else None
@@ -213,7 +219,18 @@ class Recorder:
         try:
             retention.enforce(self.store, time.time(), opts.retain_s, opts.max_bytes)
         except Exception as exc:
-            self.log(f"corescope record: retention failed: {exc}")
+            if not self._corrupt(exc):
+                self.log(f"corescope record: retention failed: {exc}")
+
+    def _corrupt(self, exc: BaseException) -> bool:
+        if not is_corruption(exc):
+            return False
+        if self.store_corrupt is None:
+            self.store_corrupt = str(exc)
+            self.log(f"corescope record: the store is corrupt ({exc}); stopping to move it "
+                     "aside and record into a fresh store")
+            self.stop_event.set()
+        return True
 
     def close(self) -> None:
         for sensor in self.sensors:
@@ -230,4 +247,5 @@ class Recorder:
                        f"{iso(outage.since)}): {outage.error}; nothing it measures was recorded")
         self._retry = []
         self.sensors = []  # close() runs once, even if called again
-        self._retention()
+        if self.store_corrupt is None:
+            self._retention()

@@ -122,7 +122,9 @@ def investigate(ev: Evidence, window: Window, options: Options | None = None,
         events=events, incidents=incident_views, correlation=summary,
         correlation_window_s=cw, lost_records=lost, record_span=span, zombies=zombies,
         restarts=restarts, profiles=profiles, findings=[], statuses=statuses,
-        diagnostics=list(zombies.diagnostics) if zombies else [], pressure=pressure,
+        diagnostics=[*getattr(samples_ctx, "diagnostics", ()),  # stored rows it skipped
+                     *(zombies.diagnostics if zombies else ())],
+        pressure=pressure,
     )
     inv.findings = fnd.findings(inv, opt.thresholds)
     if set(parts) >= ALL_PARTS:

@@ -3,6 +3,10 @@
 Each feature keeps its tables in its own module under store/ and lists its DDL in
 `SCHEMA_MODULES`; `Store.open` applies them all. Every write is its own transaction, so a
 `kill -9` loses at most the write in flight and never corrupts what was committed.
+
+The schema has a version (`PRAGMA user_version`). Opening an older store runs the
+`MIGRATIONS` it lacks, in order, each in its own transaction with the new version; a store
+written by a newer corescope is refused rather than misread.
 """
 
 from __future__ import annotations
@@ -12,7 +16,8 @@ import os
 import sqlite3
 import stat
 import threading
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -33,6 +38,46 @@ SCHEMA_MODULES: tuple[str, ...] = (
 class StoreError(RuntimeError):
     """The store cannot be opened or used; the message says why and what to do."""
 
+    def __init__(self, message: str, corrupt: bool = False) -> None:
+        super().__init__(message)
+        self.corrupt = corrupt
+
+
+def is_corruption(exc: BaseException) -> bool:
+    """SQLite says the file is damaged or not a database (as opposed to busy, full, denied)."""
+    if isinstance(exc, StoreError):
+        return exc.corrupt
+    if not isinstance(exc, sqlite3.DatabaseError):
+        return False
+    code = getattr(exc, "sqlite_errorcode", None)
+    if code in (sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB):
+        return True
+    text = str(exc).lower()
+    return "malformed" in text or "not a database" in text
+
+
+def _corrupt_message(directory: Path, problem: object) -> str:
+    return (f"store at {directory} is corrupt ({problem}); `corescope record` moves it aside "
+            "and starts a fresh one on its next start")
+
+
+def move_aside(directory: Path) -> Path:
+    """Rename the database (and its -wal/-shm) to corescope.db.corrupt-<UTC time>, 0600."""
+    stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
+    db = directory / DB_NAME
+    aside = directory / f"{DB_NAME}.corrupt-{stamp}"
+    n = 1
+    while aside.exists():
+        n += 1
+        aside = directory / f"{DB_NAME}.corrupt-{stamp}-{n}"
+    for suffix in ("", "-wal", "-shm"):
+        src = db.with_name(DB_NAME + suffix)
+        if src.exists():
+            dst = aside.with_name(aside.name + suffix)
+            os.rename(src, dst)
+            dst.chmod(0o600)
+    return aside
+
 
 def default_store_dir() -> Path:
     if os.geteuid() == 0:
@@ -43,7 +88,9 @@ def default_store_dir() -> Path:
 
 def ensure_private_dir(path: Path) -> None:
     """Create `path` 0700, or accept an existing one only if it is a real directory we own
-    (tightened to 0700): stacks and command lines must not land where others can swap files."""
+    that nobody else can write to (then tightened to 0700): stacks and command lines must not
+    land where others can swap files, and a file another user planted there (a symlink to
+    /etc/shadow) must never be opened, by root least of all."""
     path.mkdir(mode=0o700, parents=True, exist_ok=True)
     st = path.lstat()
     if stat.S_ISLNK(st.st_mode) or not stat.S_ISDIR(st.st_mode):
@@ -51,8 +98,48 @@ def ensure_private_dir(path: Path) -> None:
     if st.st_uid != os.geteuid():
         raise OSError(f"{path} belongs to uid {st.st_uid}, not us (uid {os.geteuid()}); "
                       "refusing to keep data there")
+    if stat.S_IMODE(st.st_mode) & 0o022:
+        raise OSError(f"{path} is writable by other users (mode "
+                      f"{stat.S_IMODE(st.st_mode):04o}): anyone could have planted a file or "
+                      "symlink in it; refusing to keep data there (use a private directory, "
+                      f"or `chmod 700 {path}` after checking its contents)")
     if stat.S_IMODE(st.st_mode) & 0o077:
         path.chmod(0o700)
+
+
+def check_own_file(path: Path) -> None:
+    """An existing store file must be a regular file we own, never a symlink: the directory is
+    private by now, so what passes this check stays what it is."""
+    try:
+        st = path.lstat()
+    except FileNotFoundError:
+        return
+    if not stat.S_ISREG(st.st_mode):
+        raise OSError(f"{path} is a symlink or not a regular file; refusing to open it")
+    if st.st_uid != os.geteuid():
+        raise OSError(f"{path} belongs to uid {st.st_uid}, not us; refusing to open it")
+
+
+# --- schema versions -----------------------------------------------------------------------
+
+def _drop_unusable_core_rows(conn: sqlite3.Connection) -> None:
+    """Rows with a time that is not a finite epoch time before 2106 (NaN is stored as NULL)
+    came from an unchecked clock or capture and stop blocks from being folded."""
+    conn.execute("DELETE FROM core_recent WHERE t IS NULL OR NOT (t > 0 AND t < 4294967296.0) "
+                 "OR interval_s IS NULL OR NOT (interval_s > 0 AND interval_s < 4294.0)")
+    conn.execute("DELETE FROM core_blocks WHERE t0 IS NULL OR t1 IS NULL "
+                 "OR NOT (t0 > 0 AND t1 < 4294967296.0)")
+
+
+# (version, what it does, how). Version 1 is every table as the schema modules create them
+# (stores from before versioning have user_version 0); append new steps, never edit old ones.
+MIGRATIONS: tuple[tuple[int, str, object], ...] = (
+    (1, "baseline tables", None),
+    (2, "drop per-core rows with unusable times", _drop_unusable_core_rows),
+)
+SCHEMA_VERSION = MIGRATIONS[-1][0]
+# how long a reading command spends checking the store's integrity when it opens it
+READER_CHECK_S = 0.25
 
 
 class Store:
@@ -71,6 +158,8 @@ class Store:
             raise StoreError(f"no store at {directory} (run `corescope record` first)")
         try:
             ensure_private_dir(directory)
+            for p in (db, db.with_name(DB_NAME + "-wal"), db.with_name(DB_NAME + "-shm")):
+                check_own_file(p)
             old = os.umask(0o077)  # the db, -wal and -shm files are born 0600
             try:
                 conn = sqlite3.connect(
@@ -86,19 +175,101 @@ class Store:
                 if p.exists() and stat.S_IMODE(p.stat().st_mode) & 0o077:
                     p.chmod(0o600)
         except (OSError, sqlite3.Error) as exc:
+            if is_corruption(exc):
+                raise StoreError(_corrupt_message(directory, exc), corrupt=True) from exc
             raise StoreError(f"cannot open store at {directory}: {exc}") from exc
         store = cls(directory, conn)
-        store._apply_schema()
+        try:
+            store._apply_schema()
+            if not create:
+                # a reader checks what it can in a moment, so a damaged store is reported
+                # rather than read as "nothing there"; the recorder checks all of it
+                problem = store.integrity_problem(budget_s=READER_CHECK_S)
+                if problem is not None:
+                    raise StoreError(_corrupt_message(directory, problem), corrupt=True)
+        except BaseException:
+            conn.close()
+            raise
         return store
 
-    def _apply_schema(self) -> None:
-        # executescript manages its own transaction; each DDL is idempotent (IF NOT EXISTS)
+    @classmethod
+    def open_or_replace(cls, directory: str | Path, log: Callable[[str], None]) -> Store:
+        """For the recorder: open the store, and if it is corrupt, move it aside (kept, 0600,
+        named with the time) and start a fresh one, saying so, so recording goes on."""
+        directory = Path(directory)
+        try:
+            store = cls.open(directory)
+        except StoreError as exc:
+            if not exc.corrupt:
+                raise
+            problem = str(exc.__cause__ or exc)
+        else:
+            problem = store.integrity_problem()
+            if problem is None:
+                return store
+            store.close()
+        aside = move_aside(directory)
+        log(f"store {directory / DB_NAME} is corrupt ({problem}); moved it aside to {aside} "
+            "and started a fresh store")
+        return cls.open(directory)
+
+    def integrity_problem(self, budget_s: float | None = None) -> str | None:
+        """SQLite's quick check (reads every page once): None when the store is sound, or
+        when the check ran out of `budget_s` before finding anything."""
+        deadline = None if budget_s is None else time.monotonic() + budget_s
+
+        def out_of_time() -> bool:
+            return deadline is not None and time.monotonic() > deadline
+
         try:
             with self.lock:
+                self.conn.set_progress_handler(out_of_time, 10_000)
+                try:
+                    rows = self.conn.execute("PRAGMA quick_check(5)").fetchall()
+                finally:
+                    self.conn.set_progress_handler(None, 0)
+        except sqlite3.OperationalError as exc:
+            if "interrupt" in str(exc).lower():
+                return None  # no time to check it all: nothing found in what was read
+            return str(exc) if is_corruption(exc) else None
+        except sqlite3.DatabaseError as exc:
+            return str(exc)
+        problems = [r[0] for r in rows if r[0] != "ok"]
+        return "; ".join(problems) if problems else None
+
+    def _apply_schema(self) -> None:
+        try:
+            with self.lock:
+                version = self.conn.execute("PRAGMA user_version").fetchone()[0]
+                if version > SCHEMA_VERSION:
+                    raise StoreError(
+                        f"store at {self.directory} has schema version {version}, written by a "
+                        f"newer corescope; this one knows up to version {SCHEMA_VERSION}. "
+                        "Upgrade corescope, or point --store elsewhere")
+                # executescript manages its own transaction; each DDL is idempotent
                 for name in SCHEMA_MODULES:
                     self.conn.executescript(importlib.import_module(name).DDL)
+                for step, _what, fn in MIGRATIONS:
+                    if step <= version:
+                        continue
+                    self.conn.execute("BEGIN IMMEDIATE")
+                    try:
+                        # another process may have migrated since we looked
+                        if self.conn.execute("PRAGMA user_version").fetchone()[0] < step:
+                            if callable(fn):
+                                fn(self.conn)
+                            self.conn.execute(f"PRAGMA user_version = {int(step)}")
+                    except BaseException:
+                        self.conn.execute("ROLLBACK")
+                        raise
+                    self.conn.execute("COMMIT")
         except sqlite3.Error as exc:
+            if is_corruption(exc):
+                raise StoreError(_corrupt_message(self.directory, exc), corrupt=True) from exc
             raise StoreError(f"store at {self.directory} is not usable: {exc}") from exc
+
+    def schema_version(self) -> int:
+        return int(self.query("PRAGMA user_version")[0][0])
 
     @contextmanager
     def write(self) -> Iterator[sqlite3.Connection]:

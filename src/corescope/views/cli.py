@@ -193,4 +193,14 @@ def hoist_global_options(argv: list[str]) -> list[str]:
 
 def main(argv: list[str] | None = None) -> None:
     args = sys.argv[1:] if argv is None else argv
-    cli(args=hoist_global_options(args), prog_name="corescope")
+    try:
+        cli(args=hoist_global_options(args), prog_name="corescope")
+    except Exception as exc:
+        # a store that turns out damaged mid-read: say so, never a traceback
+        from corescope.store.db import is_corruption
+
+        if not is_corruption(exc):
+            raise
+        click.echo(f"corescope: the store is corrupt ({exc}); `corescope record` moves it "
+                   "aside and starts a fresh one on its next start", err=True)
+        sys.exit(2)

@@ -19,6 +19,7 @@ from corescope.views.clitypes import (
     EXIT_FINDINGS,
     EXIT_OK,
     CliContext,
+    FiniteFloatRange,
     emit_json,
     window_options,
 )
@@ -32,7 +33,7 @@ def episode_options(f):  # type: ignore[no-untyped-def]
                      help="Which time counts: kernel = sys+irq+soft; busy; user; or one mode.")(f)
     f = click.option("--min-duration", type=DURATION, default=DEFAULT_MIN_DURATION,
                      show_default=True, help="Shortest episode.")(f)
-    f = click.option("--threshold", type=click.FloatRange(0, 100), default=DEFAULT_THRESHOLD,
+    f = click.option("--threshold", type=FiniteFloatRange(0, 100), default=DEFAULT_THRESHOLD,
                      show_default=True, help="Episode threshold, % of one core.")(f)
     return f
 

@@ -5,12 +5,12 @@ from __future__ import annotations
 import click
 
 from corescope.lab.hotcore import BURNER_NAME, WALKERS, allowed_cpus, burn
-from corescope.views.clitypes import DURATION, fail, require_lab_consent
+from corescope.views.clitypes import POSITIVE_DURATION, fail, require_lab_consent
 
 
 @click.command()
 @click.option("--cpu", type=int, required=True, help="The core to saturate.")
-@click.option("--seconds", type=DURATION, default="4", show_default=True,
+@click.option("--seconds", type=POSITIVE_DURATION, default="4", show_default=True,
               help="How long to burn.")
 @click.option("--walker", type=click.Choice(WALKERS), default="zero", show_default=True,
               help="zero: 1 MiB /dev/zero reads; memcg: read corescope-lab's memory.stat in a "

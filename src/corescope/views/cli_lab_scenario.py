@@ -7,7 +7,7 @@ from pathlib import Path
 import click
 
 from corescope.lab.scenarios import KINDS, generate
-from corescope.views.clitypes import DURATION, emit_json, fail
+from corescope.views.clitypes import POSITIVE_DURATION, FiniteFloatRange, emit_json, fail
 
 
 @click.command()
@@ -17,12 +17,12 @@ from corescope.views.clitypes import DURATION, emit_json, fail
               help="CPUs of the generated node.")
 @click.option("--seed", type=int, default=1, show_default=True,
               help="Same seed, same bytes; other seeds vary cores, names, formats, noise.")
-@click.option("--duration", type=DURATION, default="1h", show_default=True,
+@click.option("--duration", type=POSITIVE_DURATION, default="1h", show_default=True,
               help="Length of the record (1 min to 6 h).")
 @click.option("--hot-cpu", type=int, default=None, help="The saturated core (stories with one).")
 @click.option("--unit", default=None, help="Name of the crash-looping systemd unit.")
 @click.option("--container", default=None, help="Name of the container in the story.")
-@click.option("--noise", type=click.FloatRange(0, 1), default=None,
+@click.option("--noise", type=FiniteFloatRange(0, 1), default=None,
               help="Jitter and kernel-log chatter, 0 to 1 (default: from the seed).")
 @click.option("--dmesg-lines", type=click.IntRange(0, 10_000_000), default=None,
               help="Total kernel log lines (default: from the seed).")

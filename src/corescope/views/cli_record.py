@@ -2,34 +2,44 @@
 
 from __future__ import annotations
 
+import os
 import sys
 import time
 
 import click
 
 from corescope import sdnotify
+from corescope.model.common import Diagnostic
 from corescope.protect import DEFAULT_NICE, MemoryGuard, protect
 from corescope.recorder import Recorder, build_sensors
 from corescope.sensors.base import RecordOptions, SensorEnv, Tap, Taps
 from corescope.sources.frames import has_frames, load_frames
 from corescope.sources.replay import replay_samples
 from corescope.store import retention
-from corescope.store.db import Store, StoreError
-from corescope.store.series import SeriesWriter
+from corescope.store.db import Store, StoreError, move_aside
+from corescope.store.series import InvalidSample, SeriesWriter
 from corescope.timeparse import format_duration
-from corescope.views.clitypes import BYTES, DURATION, EXIT_FINDINGS, CliContext, fail
+from corescope.views.clitypes import (
+    BYTES,
+    DURATION,
+    EXIT_FINDINGS,
+    POSITIVE_DURATION,
+    CliContext,
+    fail,
+)
 
 MIN_INTERVAL_S = 0.1
+_RESTARTS_ENV = "CORESCOPE_RECORD_STORE_RESTARTS"
 
 
 @click.command()
 @click.option("--interval", type=DURATION, default="1s", show_default=True,
               help="Per-core sampling interval (0.1s to 60s).")
-@click.option("--retain", type=DURATION, default="24h", show_default=True,
+@click.option("--retain", type=POSITIVE_DURATION, default="24h", show_default=True,
               help="Keep data this long.")
 @click.option("--max-bytes", type=BYTES, default="1G", show_default=True,
               help="Keep the store under this size (oldest data goes first).")
-@click.option("--duration", type=DURATION, default=None,
+@click.option("--duration", type=POSITIVE_DURATION, default=None,
               help="Stop after this long (tests, one-off captures). Default: run until stopped.")
 @click.option("--census-interval", type=DURATION, default="10s", show_default=True,
               help="Zombie memcg census interval.")
@@ -46,7 +56,7 @@ MIN_INTERVAL_S = 0.1
               help="perf sampling frequency.")
 @click.option("--profile-chunk", type=DURATION, default="120s", show_default=True,
               help="Length of each profile chunk (5s to 1h).")
-@click.option("--profile-retain", type=DURATION, default="12h", show_default=True,
+@click.option("--profile-retain", type=POSITIVE_DURATION, default="12h", show_default=True,
               help="Keep profile chunks this long.")
 @click.option("--profile-max-bytes", type=BYTES, default="2G", show_default=True,
               help="Keep the profile ring under this size.")
@@ -94,7 +104,9 @@ def record(obj: CliContext, interval: float, retain: float, max_bytes: int,
     )
     listen_at = _check_fleet_options(listen, metrics_max_window, pyroscope_url, no_profile)
     try:
-        store = Store.open(obj.store_dir)
+        # a corrupt store is moved aside (kept, 0600) and recording starts on a fresh one
+        store = Store.open_or_replace(
+            obj.store_dir, lambda msg: click.echo(f"corescope record: {msg}", err=True))
     except StoreError as exc:
         fail(str(exc))
     if has_frames(obj.root):
@@ -151,12 +163,29 @@ def record(obj: CliContext, interval: float, retain: float, max_bytes: int,
         if fleet is not None:
             fleet.close()  # after the sensors: the last chunk is pushed before we go
     store.close()
+    if rec.store_corrupt is not None:
+        _restart_on_a_fresh_store(obj)
     if rec.losses:
         # the details were logged as they happened; exit 1 so a supervisor or script sees it
         click.echo(f"corescope record: stopped; data was lost ({len(rec.losses)} "
                    "problems above)", err=True)
         raise SystemExit(EXIT_FINDINGS)
     click.echo("corescope record: stopped", err=True)
+
+
+def _restart_on_a_fresh_store(obj: CliContext) -> None:
+    """The store went bad under us: move it aside and run this same command again (a new
+    process: every sensor, listener and writer starts clean on the fresh store)."""
+    aside = move_aside(obj.store_dir)
+    restarts = int(os.environ.get(_RESTARTS_ENV, "0"))
+    if restarts >= 3:
+        fail(f"the store kept getting corrupted (last one moved to {aside}); stopping: "
+             "check the disk under " + str(obj.store_dir))
+    click.echo(f"corescope record: moved the corrupt store to {aside}; restarting on a fresh "
+               "store", err=True)
+    sys.stderr.flush()
+    os.environ[_RESTARTS_ENV] = str(restarts + 1)
+    os.execv(sys.executable, [sys.executable, "-m", "corescope", *sys.argv[1:]])
 
 
 def _check_fleet_options(listen: str | None, window: float, pyroscope_url: str | None,
@@ -184,16 +213,23 @@ def _check_fleet_options(listen: str | None, window: float, pyroscope_url: str |
 
 
 def _replay(obj: CliContext, store: Store, opts: RecordOptions) -> None:
+    diags: list[Diagnostic] = []
     try:
-        frames = load_frames(obj.root)
+        frames = load_frames(obj.root, diags)
     except (OSError, ValueError) as exc:
         fail(f"cannot replay {obj.root.base}: {exc}")
     writer = SeriesWriter(store)
     n = 0
     for sample in replay_samples(frames):
-        writer.append(sample)
+        try:
+            writer.append(sample)
+        except InvalidSample as exc:
+            diags.append(Diagnostic(f"sample at {sample.t!r}", f"{exc}; not stored"))
+            continue
         n += 1
     writer.flush()
+    for d in diags:
+        click.echo(f"corescope record: warning: {d}", err=True)
     retention.enforce(store, frames[-1].time, opts.retain_s, opts.max_bytes)
     store.close()
     click.echo(f"corescope record: replayed {n} samples from {len(frames)} frames "

@@ -28,7 +28,9 @@ from corescope.views.clitypes import (
     EXIT_FINDINGS,
     EXIT_OK,
     EXIT_USAGE,
+    POSITIVE_DURATION,
     CliContext,
+    FiniteFloatRange,
     emit_json,
     fail,
     require_lab_consent,
@@ -44,7 +46,7 @@ DEFAULT_WINDOW_S = 24 * 3600.0
               "object; with --watch one per line).")
 @click.option("--watch", is_flag=True, help="Take a census every --interval until stopped, "
               "counting churn live with inotify.")
-@click.option("--interval", type=DURATION, default="10s", show_default=True,
+@click.option("--interval", type=POSITIVE_DURATION, default="10s", show_default=True,
               help="Census interval for --watch.")
 @click.option("--count", type=click.IntRange(0), default=0,
               help="With --watch: stop after this many censuses (0: until Ctrl-C).")
@@ -53,7 +55,7 @@ DEFAULT_WINDOW_S = 24 * 3600.0
               help="The older name of --last.")
 @click.option("--max-dying", type=click.IntRange(1), default=Thresholds.max_dying,
               show_default=True, help="Threshold: this many dying memcgs.")
-@click.option("--ratio", type=click.FloatRange(1.0), default=Thresholds.ratio,
+@click.option("--ratio", type=FiniteFloatRange(1.0), default=Thresholds.ratio,
               show_default=True, help="Threshold: dying >= RATIO x live (once dying >= "
               "--ratio-min-dying).")
 @click.option("--ratio-min-dying", type=click.IntRange(0), default=Thresholds.ratio_min_dying,
@@ -221,9 +223,9 @@ def _dying() -> int | None:
 
 
 @click.command()
-@click.option("--interval", type=DURATION, default="0.2s", show_default=True,
+@click.option("--interval", type=POSITIVE_DURATION, default="0.2s", show_default=True,
               help="Time between restarts (the agent lives half of it).")
-@click.option("--duration", type=DURATION, default="60s", show_default=True,
+@click.option("--duration", type=POSITIVE_DURATION, default="60s", show_default=True,
               help="How long to keep crash-looping.")
 @click.option("--yes", is_flag=True, help="Consent: each restart leaves a dying memcg.")
 @click.pass_obj

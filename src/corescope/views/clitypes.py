@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import errno
 import json
+import math
 import os
 import sys
 from collections.abc import Callable
@@ -32,20 +33,49 @@ class CliContext:
     store_given: bool = False  # --store was written (analyze keeps its import only then)
 
 
-class TimeValue(click.ParamType):
-    """A duration or an instant, read by the one timeparse function for it."""
+# instants are epoch seconds the store can hold: 1970 up to 2106
+MAX_INSTANT = float(1 << 32)
 
-    def __init__(self, name: str, parse: Callable[[str], float]) -> None:
+
+class TimeValue(click.ParamType):
+    """A duration or an instant, read by the one timeparse function for it, and checked:
+    finite, instants between 1970 and 2106, and durations above zero where zero would mean
+    nothing (or forever)."""
+
+    def __init__(self, name: str, parse: Callable[[str], float], *, instant: bool = False,
+                 positive: bool = False) -> None:
         self.name = name
         self._parse = parse
+        self._instant = instant
+        self._positive = positive
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None):
         if isinstance(value, float | int):
-            return float(value)
-        try:
-            return self._parse(value)
-        except TimeParseError as exc:
-            self.fail(str(exc), param, ctx)
+            v = float(value)
+        else:
+            try:
+                v = self._parse(value)
+            except TimeParseError as exc:
+                self.fail(str(exc), param, ctx)
+        if not math.isfinite(v):
+            self.fail(f"{value!r} is not a finite {self.name}", param, ctx)
+        if self._instant and not 0 <= v < MAX_INSTANT:
+            self.fail(f"{value!r} is not a time between 1970 and 2106", param, ctx)
+        if not self._instant and v < 0:
+            self.fail(f"{value!r}: a duration cannot be negative", param, ctx)
+        if self._positive and v <= 0:
+            self.fail(f"{value!r}: must be longer than zero", param, ctx)
+        return v
+
+
+class FiniteFloatRange(click.FloatRange):
+    """click.FloatRange that also refuses nan (which compares false to every bound)."""
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None):
+        v = super().convert(value, param, ctx)
+        if not math.isfinite(v):
+            self.fail(f"{value!r} is not a finite number", param, ctx)
+        return v
 
 
 class ByteSize(click.ParamType):
@@ -58,25 +88,31 @@ class ByteSize(click.ParamType):
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None):
         if isinstance(value, int):
-            return value
-        text = str(value).strip().lower()
-        num = text.rstrip("abcdefghijklmnopqrstuvwxyz")
-        unit = text[len(num):].strip()
-        try:
-            if unit not in self._MULT:
-                raise ValueError
-            return int(float(num) * self._MULT[unit])
-        except ValueError:
-            self.fail(f"not a size: {value!r} (expected e.g. 500M, 2G, 1048576)", param, ctx)
+            size = value
+        else:
+            text = str(value).strip().lower()
+            num = text.rstrip("abcdefghijklmnopqrstuvwxyz")
+            unit = text[len(num):].strip()
+            try:
+                if unit not in self._MULT:
+                    raise ValueError
+                size = int(float(num) * self._MULT[unit])
+            except (ValueError, OverflowError):  # OverflowError: inf
+                self.fail(f"not a size: {value!r} (expected e.g. 500M, 2G, 1048576)", param,
+                          ctx)
+        if size <= 0:  # every size option is a budget: zero or less would hold nothing
+            self.fail(f"{value!r}: a size must be more than zero bytes", param, ctx)
+        return size
 
 
 DURATION = TimeValue("duration", parse_duration)  # 90, 90s, 2m, 12h → seconds
-INSTANT = TimeValue("time", parse_instant)  # epoch, ISO 8601, now, 90s ago → epoch seconds
+POSITIVE_DURATION = TimeValue("duration", parse_duration, positive=True)
+INSTANT = TimeValue("time", parse_instant, instant=True)  # epoch, ISO 8601, 90s ago
 BYTES = ByteSize()
 
 
-SINCE = TimeValue("time", parse_since)
-UNTIL = TimeValue("time", parse_instant)
+SINCE = TimeValue("time", parse_since, instant=True)
+UNTIL = TimeValue("time", parse_instant, instant=True)
 
 
 def window_options(default_last: str, last_help: str = "How far back to look.",
@@ -84,7 +120,7 @@ def window_options(default_last: str, last_help: str = "How far back to look.",
     """--since T, --until T (epoch, ISO 8601 in local time without an offset, `90s ago`;
     --since also takes a plain duration meaning that long ago) and --last D."""
     def deco(f: Any) -> Any:
-        f = click.option("--last", type=DURATION, default=None,
+        f = click.option("--last", type=POSITIVE_DURATION, default=None,
                          help=f"{last_help} Counts back from --until or now; on a record that "
                          f"ended earlier, from its end. [default: {default_last}]")(f)
         f = click.option("--until", type=UNTIL, default=None,

@@ -6,6 +6,8 @@ from __future__ import annotations
 import time
 from collections.abc import Collection
 
+import click
+
 from corescope.evidence.base import Evidence
 from corescope.evidence.live import LiveEvidence
 from corescope.evidence.merged import MergedEvidence
@@ -47,7 +49,11 @@ def store_investigation(obj: CliContext, since: float | None, until: float | Non
         except WindowError as exc:
             fail(str(exc))
             raise
-        return investigate(ev, window, options, parts)
+        inv = investigate(ev, window, options, parts)
+        for d in inv.diagnostics:
+            if d.source.startswith("store "):  # stored data it had to skip: never silent
+                click.echo(f"corescope: warning: {d}", err=True)
+        return inv
     finally:
         ev.close()
 
@@ -67,6 +73,8 @@ def node_evidence(obj: CliContext, *, sample_seconds: float = 0.0, kernel_ring: 
         store = open_store(obj, required=False)
     except StoreError as exc:
         store_status = SensorStatus("store", False, f"{exc}; live read only")
+        # said on stderr too: a command that shows only some sensor lines must not hide it
+        click.echo(f"corescope: warning: {exc}; reading the live node only", err=True)
     if store is not None and (is_analyzed(store) or not now):
         return StoreEvidence(store, obj.runner), []
     live = LiveEvidence(obj.root, obj.runner, history_s=history_s)
