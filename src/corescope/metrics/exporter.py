@@ -8,8 +8,11 @@ waits on a scrape beyond that copy.
 from __future__ import annotations
 
 import math
+import socket
+import threading
 from collections.abc import Iterator
 from typing import Any
+from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
 
 from prometheus_client.core import (
     CollectorRegistry,
@@ -18,7 +21,7 @@ from prometheus_client.core import (
     InfoMetricFamily,
     Metric,
 )
-from prometheus_client.exposition import start_http_server
+from prometheus_client.exposition import make_wsgi_app
 from prometheus_client.registry import Collector
 
 from corescope.metrics.live import MODES, LiveMetrics, Snapshot
@@ -157,8 +160,27 @@ def _inventory_families(inv: dict[str, Any]) -> Iterator[Metric]:
         yield pol
 
 
+class _QuietHandler(WSGIRequestHandler):
+    def log_message(self, format: str, *args: Any) -> None:
+        pass  # a scrape a second must not write a log line a second
+
+
 def start(live: LiveMetrics, host: str, port: int) -> tuple[Any, Any]:
-    """Serve /metrics on (host, port) from a daemon thread; returns (server, thread)."""
+    """Serve /metrics on (host, port) from one daemon thread; returns (server, thread).
+
+    prometheus-client's WSGI app, served one request at a time (Prometheus scrapes serially;
+    no thread is spawned per scrape) and uncompressed (a few kB on loopback or the cluster
+    network: gzip would cost more CPU than it saves)."""
     registry = CollectorRegistry(auto_describe=False)
     registry.register(CorescopeCollector(live))
-    return start_http_server(port, addr=host, registry=registry)
+    app = make_wsgi_app(registry, disable_compression=True)
+    family = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0][0]
+
+    class Server(WSGIServer):
+        address_family = family
+
+    server = make_server(host, port, app, Server, handler_class=_QuietHandler)
+    thread = threading.Thread(target=server.serve_forever, name="corescope-metrics",
+                              daemon=True)
+    thread.start()
+    return server, thread
