@@ -14,7 +14,7 @@ from _profile_common import record_raw
 from corescope.analysis.flame import Profile
 from corescope.runner import Runner
 from corescope.sources import perf_script
-from corescope.sources.perf_query import SCRIPT_FIELDS, script_blocks
+from corescope.store.profile_query import SCRIPT_FIELDS, script_blocks
 
 
 def main() -> None:

@@ -22,8 +22,8 @@ from corescope.ingest import import_paths
 from corescope.lab.scenarios import generate
 from corescope.model.common import Diagnostic, SensorStatus
 from corescope.model.profiles import StackSample
-from corescope.sources.perf_query import file_samples
 from corescope.store.db import Store
+from corescope.store.profile_query import file_samples
 
 
 def chunk_rows(perf_files: list[Path], boot_time: float, realtime: bool

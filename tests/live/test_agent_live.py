@@ -99,7 +99,7 @@ def test_perf_script_for_a_cpu_the_recording_lacks_is_an_error(tmp_path: Path) -
     import pytest
 
     from corescope.runner import Runner
-    from corescope.sources import perf_query
+    from corescope.store import profile_query
 
     data = tmp_path / "perf.data"
     rec = subprocess.run([need_tool("perf"), "record", "-q", "-a", "-F", "49", "-o", str(data),
@@ -107,8 +107,8 @@ def test_perf_script_for_a_cpu_the_recording_lacks_is_an_error(tmp_path: Path) -
                          check=False)
     assert rec.returncode == 0, rec.stderr
     diags: list = []
-    with pytest.raises(perf_query.NoSuchCpu) as exc:
-        list(perf_query.script_blocks(Runner(), data, cpu=(os.cpu_count() or 1) + 5,
+    with pytest.raises(profile_query.NoSuchCpu) as exc:
+        list(profile_query.script_blocks(Runner(), data, cpu=(os.cpu_count() or 1) + 5,
                                       diags=diags))
     assert "no such CPU" in str(exc.value)
-    assert "".join(perf_query.script_blocks(Runner(), data, cpu=0, diags=diags))
+    assert "".join(profile_query.script_blocks(Runner(), data, cpu=0, diags=diags))

@@ -19,11 +19,11 @@ from corescope.model.events import KernelEvent
 from corescope.model.profiles import UNANCHORED
 from corescope.runner import Runner
 from corescope.sources import perf_import
-from corescope.sources.perf_query import ring_samples
 from corescope.sources.perf_script import parse_text
 from corescope.store import events as store_events
 from corescope.store import profiles as ring
 from corescope.store.db import Store
+from corescope.store.profile_query import ring_samples
 
 FIX = FIXTURES / "profiles"
 BOOT_RING = FIX / "spin_boot_ring.txt"

@@ -24,7 +24,7 @@ from corescope.model.common import Diagnostic
 from corescope.model.profiles import ProfileChunk, StackSample
 from corescope.runner import Runner
 from corescope.sensors.base import Tap
-from corescope.sources import perf_query
+from corescope.store import profile_query
 from corescope.store.db import Store
 from corescope.views import pprof
 
@@ -145,7 +145,7 @@ class PyroscopePusher(Tap):
 
     def push_chunk(self, chunk: ProfileChunk) -> int:
         diags: list[Diagnostic] = []
-        stream = perf_query.ring_samples(self.store, self.runner, chunk.wall_start,
+        stream = profile_query.ring_samples(self.store, self.runner, chunk.wall_start,
                                          chunk.wall_end, None, diags, None, [chunk])
         pushes = build_pushes((s for s, _t in stream), self.node, chunk.hz,
                               chunk.wall_start, chunk.wall_end)

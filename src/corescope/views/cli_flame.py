@@ -20,8 +20,9 @@ from corescope.analysis.flame_report import FlameReport, top_table
 from corescope.analysis.subsecond import Heatmap
 from corescope.model.common import Diagnostic
 from corescope.model.profiles import StackSample
-from corescope.sources import perf_import, perf_query
+from corescope.sources import perf_import
 from corescope.store import events as store_events
+from corescope.store import profile_query
 from corescope.store import profiles as ring
 from corescope.store.db import Store
 from corescope.timeparse import TimeParseError, format_duration, iso, parse_instant
@@ -162,7 +163,7 @@ def _ring_stream(obj: CliContext, store: Store, lo: float, hi: float, cpu: int |
                  ) -> tuple[Iterator[tuple[StackSample, float | None]], int, bool]:
     """The samples, the number of chunks read, and whether their times are UTC."""
     chunks = ring.all_chunks(store) if whole else ring.chunks_overlapping(store, lo, hi)
-    it = perf_query.ring_samples(store, obj.runner, lo, hi, cpu, diags, progress, chunks,
+    it = profile_query.ring_samples(store, obj.runner, lo, hi, cpu, diags, progress, chunks,
                                  whole=whole)
     timed = [c for c in chunks if c.format != "folded"]  # folded stacks have no clock
     anchored = bool(timed) and all(c.anchored for c in timed)
@@ -235,7 +236,7 @@ def _collect(stream: Iterator[tuple[StackSample, float | None]], include_idle: b
                 tt = t if t is not None else s.time
                 if tt is not None:
                     heat.add(tt, idle if not include_idle else is_idle(s))
-    except perf_query.NoSuchCpu as exc:
+    except profile_query.NoSuchCpu as exc:
         fail(str(exc))
     return prof
 
