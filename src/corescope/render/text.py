@@ -170,14 +170,7 @@ def print_zombies(r: ZombieReport, statuses: Sequence[SensorStatus],
             echo(f"  - {line}")
 
 
-def print_doctor(inv: Investigation, host: str, ncpu: int | None, seconds: float) -> None:
-    echo(f"corescope doctor on {host} ({ncpu} CPUs, {seconds:g}s live sample)"
-         if seconds else f"corescope doctor on {host} (evidence: {inv.source})")
-    print_diagnosis(inv.diagnosis)
-    echo("sensors:")
-    for s in inv.statuses:
-        mark = "ok " if s.ok else "OFF"
-        echo(f"  [{mark}] {s.name}: {s.detail}")
+def print_findings(inv: Investigation) -> None:
     if inv.findings:
         echo(f"findings ({len(inv.findings)}):")
         for f in inv.findings:
@@ -188,15 +181,27 @@ def print_doctor(inv: Investigation, host: str, ncpu: int | None, seconds: float
         echo("verdict: healthy (exit 0)")
 
 
+def print_sensors(inv: Investigation) -> None:
+    echo("sensors:")
+    for s in inv.statuses:
+        echo(f"  [{'ok ' if s.ok else 'OFF'}] {s.name}: {s.detail}")
+
+
+def print_doctor(inv: Investigation, host: str, ncpu: int | None, seconds: float) -> None:
+    echo(f"corescope doctor on {host} ({ncpu} CPUs, {seconds:g}s live sample)"
+         if seconds else f"corescope doctor on {host} (evidence: {inv.source})")
+    print_diagnosis(inv.diagnosis)
+    print_sensors(inv)
+    print_findings(inv)
+
+
 def print_investigation(inv: Investigation) -> None:
     """Everything, as `analyze` prints it after the file list."""
     w = inv.window
     print_diagnosis(inv.diagnosis, hypotheses=True)
     echo(f"investigation of {iso(w.start)} – {iso(w.end)} ({format_duration(w.seconds)}), "
          f"{len(inv.cpus)} CPUs, evidence: {inv.source}")
-    echo("sensors:")
-    for s in inv.statuses:
-        echo(f"  [{'ok ' if s.ok else 'OFF'}] {s.name}: {s.detail}")
+    print_sensors(inv)
     echo(f"hot-core episodes ({inv.params.mode} >= {inv.params.threshold_pct:g}% for >= "
          f"{format_duration(inv.params.min_duration_s)}): {len(inv.episodes)}")
     for e in inv.episodes[:15]:
@@ -219,11 +224,4 @@ def print_investigation(inv: Investigation) -> None:
         echo("")
         print_zombies(inv.zombies, [], [])
     echo("")
-    if inv.findings:
-        echo(f"findings ({len(inv.findings)}):")
-        for f in inv.findings:
-            echo(f"  [{f.severity}] {f.kind}: {f.summary}")
-        echo("verdict: FINDINGS (exit 1)")
-    else:
-        echo("findings: none")
-        echo("verdict: healthy (exit 0)")
+    print_findings(inv)

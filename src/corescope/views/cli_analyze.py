@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import shutil
 import tempfile
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -14,7 +13,6 @@ import click
 
 from corescope.evidence.store import StoreEvidence
 from corescope.investigate import Investigation, investigate
-from corescope.investigate.window import WindowError, resolve_window
 from corescope.render.json_contract import investigation_json
 from corescope.render.text import print_investigation
 from corescope.store.db import Store, StoreError
@@ -26,12 +24,11 @@ from corescope.views.clitypes import (
     EXIT_FINDINGS,
     EXIT_OK,
     EXIT_USAGE,
-    UNTIL,
     CliContext,
     emit_json,
     fail,
-    window_options,
 )
+from corescope.views.windows import UNTIL, window_options, window_or_fail
 
 
 @contextmanager
@@ -79,18 +76,10 @@ def import_and_investigate(obj: CliContext, paths: tuple[Path, ...], boot_time: 
         return report, None
     span = cov.record_span
     assert span is not None
-    try:
-        if since is None and until is None and last is None:
-            # a capture bundle: its own window; else everything imported
-            lo, hi = capture_window(store) or (span.start, cov.end)
-            window = resolve_window(time.time(), since=lo, until=hi)
-        else:
-            window = resolve_window(time.time(), since=since, until=until, last=last,
-                                    coverage=cov)
-    except WindowError as exc:
-        fail(str(exc))
-        raise
-    return report, investigate(ev, window)
+    if since is None and until is None and last is None:
+        # a capture bundle: its own window; else everything imported
+        since, until = capture_window(store) or (span.start, cov.end)
+    return report, investigate(ev, window_or_fail(cov, since, until, last))
 
 
 def print_files(report: Any) -> None:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
 import click
@@ -11,16 +10,15 @@ from corescope.analysis.correlate import DEFAULT_WINDOW_S
 from corescope.capture.export import collect, write_bundle
 from corescope.evidence.store import StoreEvidence
 from corescope.investigate.model import Window
-from corescope.investigate.window import WindowError, resolve_window
 from corescope.timeparse import format_duration, iso
 from corescope.views import term
 from corescope.views.clitypes import (
     DURATION,
     CliContext,
     fail,
-    window_options,
 )
 from corescope.views.investigation_cli import open_store
+from corescope.views.windows import window_options, window_or_fail
 
 
 @click.command()
@@ -51,12 +49,7 @@ def capture(obj: CliContext, event_id: int | None, before: float, after: float,
             assert e is not None
             window = Window(e.time - before, e.time + after)
         else:
-            try:
-                window = resolve_window(time.time() + 1.0, since=since, until=until,
-                                        last=last, coverage=ev.coverage())
-            except WindowError as exc:
-                fail(str(exc))
-                raise
+            window = window_or_fail(ev.coverage(), since, until, last)
         bundle = collect(ev, window, DEFAULT_WINDOW_S)
         try:
             size = write_bundle(bundle, output)

@@ -21,9 +21,9 @@ from corescope.views.clitypes import (
     CliContext,
     FiniteFloatRange,
     emit_json,
-    window_options,
 )
 from corescope.views.investigation_cli import store_investigation
+from corescope.views.windows import window_options
 
 
 def episode_options(f):  # type: ignore[no-untyped-def]

@@ -8,19 +8,17 @@ from pathlib import Path
 import click
 
 from corescope.investigate import Investigation, investigate
-from corescope.investigate.window import WindowError, resolve_window
 from corescope.render.json_contract import diagnosis_json
 from corescope.render.text import print_diagnosis
 from corescope.views.clitypes import (
     EXIT_FINDINGS,
     EXIT_OK,
     EXIT_USAGE,
-    UNTIL,
     CliContext,
     emit_json,
     fail,
-    window_options,
 )
+from corescope.views.windows import UNTIL, window_options, window_or_fail
 
 
 def exit_code(inv: Investigation) -> int:
@@ -58,13 +56,7 @@ def diagnose(obj: CliContext, paths: tuple[Path, ...], boot_time: float | None,
 
         now_ok = until is None or until >= time.time() - 60
         ev, extra = node_evidence(obj, kernel_ring=True, now=now_ok)
-        try:
-            window = resolve_window(time.time() + 1.0, since=since, until=until, last=last,
-                                    coverage=ev.coverage())
-        except WindowError as exc:
-            fail(str(exc))
-            raise
-        inv = investigate(ev, window)
+        inv = investigate(ev, window_or_fail(ev.coverage(), since, until, last))
         ev.close()
         inv.statuses[:0] = extra
     if as_json:

@@ -4,25 +4,23 @@ from __future__ import annotations
 
 import os
 import socket
-import time
 
 import click
 
 from corescope.investigate import Window, investigate
-from corescope.investigate.window import WindowError, resolve_window
+from corescope.investigate.window import WindowError
 from corescope.render.json_contract import doctor_json
 from corescope.render.text import print_doctor
 from corescope.views.clitypes import (
     DURATION,
     EXIT_FINDINGS,
     EXIT_OK,
-    SINCE,
-    UNTIL,
     CliContext,
     emit_json,
     fail,
 )
 from corescope.views.investigation_cli import node_evidence
+from corescope.views.windows import SINCE, UNTIL, window_or_fail
 
 
 @click.command()
@@ -54,8 +52,7 @@ def doctor(obj: CliContext, seconds: float, since: float | None, until: float | 
             if window.start > window.end:
                 raise WindowError("--since is after the end of the live sample")
         else:  # an analyzed store: its own record, counted back from its end
-            window = resolve_window(time.time() + 1.0, since=since, until=until,
-                                    coverage=ev.coverage())
+            window = window_or_fail(ev.coverage(), since, until, None)
     except WindowError as exc:
         fail(str(exc))
         raise

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
 import click
@@ -12,7 +11,6 @@ from corescope.analysis.correlate import DEFAULT_WINDOW_S
 from corescope.evidence.memory import MemoryEvidence
 from corescope.investigate import Window, investigate
 from corescope.investigate.build import Options
-from corescope.investigate.window import WindowError, resolve_window
 from corescope.lab import nicreset
 from corescope.model.events import KINDS, KernelEvent
 from corescope.render.json_contract import events_json, report_json, visible_events
@@ -28,8 +26,8 @@ from corescope.views.clitypes import (
     emit_json,
     fail,
     require_lab_consent,
-    window_options,
 )
+from corescope.views.windows import window_options, window_or_fail
 
 MAX_LOG_BYTES = 128 * 1024 * 1024  # a saved log beyond this is cut with `tail -c` first
 
@@ -70,16 +68,11 @@ def events(obj: CliContext, since: float | None, until: float | None, last: floa
         evs, diags, clock = events_from_file(file_)
         ev = MemoryEvidence(name=str(file_), kernel_events=evs)
         cov = ev.coverage()
-        try:
-            if since is None and until is None and last is None:  # the whole file
-                window = Window(cov.events.start, cov.events.end) if cov.events \
-                    else Window(0.0, 0.0)
-            else:
-                window = resolve_window(time.time(), since=since, until=until, last=last,
-                                        coverage=cov)
-        except WindowError as exc:
-            fail(str(exc))
-            raise
+        if since is None and until is None and last is None:  # the whole file
+            window = Window(cov.events.start, cov.events.end) if cov.events \
+                else Window(0.0, 0.0)
+        else:
+            window = window_or_fail(cov, since, until, last)
         inv = investigate(ev, window, parts=())
         extra = {"source": str(file_), "clock": clock, "diagnostics": diags}
     else:

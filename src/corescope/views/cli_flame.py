@@ -30,8 +30,6 @@ from corescope.views import flame_html, pprof, term
 from corescope.views.clitypes import (
     DURATION,
     INSTANT,
-    SINCE,
-    UNTIL,
     CliContext,
     emit_json,
     fail,
@@ -39,6 +37,7 @@ from corescope.views.clitypes import (
     write_private,
 )
 from corescope.views.speedscope import Speedscope
+from corescope.views.windows import SINCE, UNTIL
 
 DEFAULT_HZ = 49  # `record --profile-hz` default, when nothing says otherwise
 FORMATS = ("top", "json", "folded", "html", "pprof", "speedscope")

@@ -14,7 +14,6 @@ from corescope.evidence.merged import MergedEvidence
 from corescope.evidence.store import StoreEvidence
 from corescope.investigate import Investigation, Window, investigate
 from corescope.investigate.build import Options
-from corescope.investigate.window import WindowError, resolve_window
 from corescope.lab import zombies as labz
 from corescope.model.cgroups import ChurnCount, Thresholds
 from corescope.render.json_contract import ZOMBIE_FINDINGS, ZOMBIE_SENSORS, zombies_json
@@ -34,9 +33,9 @@ from corescope.views.clitypes import (
     emit_json,
     fail,
     require_lab_consent,
-    window_options,
 )
 from corescope.views.investigation_cli import node_evidence, open_store
+from corescope.views.windows import window_options, window_or_fail
 
 DEFAULT_WINDOW_S = 24 * 3600.0
 
@@ -77,12 +76,7 @@ def zombies(obj: CliContext, as_json: bool, watch: bool, interval: float, count:
         return
     ev, _ = node_evidence(obj, history_s=last or DEFAULT_WINDOW_S,
                           now=until is None or until >= time.time() - 60)
-    try:
-        window = resolve_window(time.time() + 1.0, since=since, until=until, last=last,
-                                default_last=DEFAULT_WINDOW_S, coverage=ev.coverage())
-    except WindowError as exc:
-        fail(str(exc))
-        raise
+    window = window_or_fail(ev.coverage(), since, until, last, DEFAULT_WINDOW_S)
     inv = investigate(ev, window, opts, parts=("zombies",))
     ev.close()
     assert inv.zombies is not None

@@ -18,7 +18,7 @@ import click
 from corescope.rootfs import Root
 from corescope.runner import Runner
 from corescope.store.db import Store, StoreError
-from corescope.timeparse import TimeParseError, parse_duration, parse_instant, parse_since
+from corescope.timeparse import TimeParseError, parse_duration, parse_instant
 
 EXIT_OK = 0
 EXIT_FINDINGS = 1
@@ -109,28 +109,6 @@ DURATION = TimeValue("duration", parse_duration)  # 90, 90s, 2m, 12h → seconds
 POSITIVE_DURATION = TimeValue("duration", parse_duration, positive=True)
 INSTANT = TimeValue("time", parse_instant, instant=True)  # epoch, ISO 8601, 90s ago
 BYTES = ByteSize()
-
-
-SINCE = TimeValue("time", parse_since, instant=True)
-UNTIL = TimeValue("time", parse_instant, instant=True)
-
-
-def window_options(default_last: str, last_help: str = "How far back to look.",
-                   ) -> Callable[[Any], Any]:
-    """--since T, --until T (epoch, ISO 8601 in local time without an offset, `90s ago`;
-    --since also takes a plain duration meaning that long ago) and --last D."""
-    def deco(f: Any) -> Any:
-        f = click.option("--last", type=POSITIVE_DURATION, default=None,
-                         help=f"{last_help} Counts back from --until or now; on a record that "
-                         f"ended earlier, from its end. [default: {default_last}]")(f)
-        f = click.option("--until", type=UNTIL, default=None,
-                         help="Window end: epoch, ISO 8601 (local time without an offset), "
-                         "or '90s ago'. [default: now]")(f)
-        f = click.option("--since", type=SINCE, default=None,
-                         help="Window start: epoch, ISO 8601, '90s ago', or a duration "
-                         "meaning that long ago (1h).")(f)
-        return f
-    return deco
 
 
 def emit_json(data: Any) -> None:

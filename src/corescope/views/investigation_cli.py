@@ -3,7 +3,6 @@ Investigation (the window options live in clitypes)."""
 
 from __future__ import annotations
 
-import time
 from collections.abc import Collection
 
 import click
@@ -14,11 +13,11 @@ from corescope.evidence.merged import MergedEvidence
 from corescope.evidence.store import StoreEvidence
 from corescope.investigate import Investigation, investigate
 from corescope.investigate.build import ALL_PARTS, Options
-from corescope.investigate.window import WindowError, resolve_window
 from corescope.model.common import SensorStatus
 from corescope.store.db import DB_NAME, Store, StoreError
 from corescope.store.meta import is_analyzed
 from corescope.views.clitypes import CliContext, fail
+from corescope.views.windows import window_or_fail
 
 
 def open_store(obj: CliContext, hint: str = "", required: bool = True) -> Store | None:
@@ -42,13 +41,7 @@ def store_investigation(obj: CliContext, since: float | None, until: float | Non
     assert store is not None
     ev = StoreEvidence(store, obj.runner)
     try:
-        try:
-            # + 1 s: the newest second may still be arriving (an event just written)
-            window = resolve_window(time.time() + 1.0, since=since, until=until, last=last,
-                                    default_last=default_last, coverage=ev.coverage())
-        except WindowError as exc:
-            fail(str(exc))
-            raise
+        window = window_or_fail(ev.coverage(), since, until, last, default_last)
         inv = investigate(ev, window, options, parts)
         for d in inv.diagnostics:
             if d.source.startswith("store "):  # stored data it had to skip: never silent

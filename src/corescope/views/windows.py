@@ -1,0 +1,49 @@
+"""The window options every investigating command shares (--since/--until/--last) and
+turning them into one Window, or a clear usage error."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import Any
+
+import click
+
+from corescope.evidence.base import Coverage
+from corescope.investigate.model import Window
+from corescope.investigate.window import WindowError, resolve_window
+from corescope.timeparse import parse_instant, parse_since
+from corescope.views.clitypes import POSITIVE_DURATION, TimeValue, fail
+
+SINCE = TimeValue("time", parse_since, instant=True)
+UNTIL = TimeValue("time", parse_instant, instant=True)
+
+
+def window_options(default_last: str, last_help: str = "How far back to look.",
+                   ) -> Callable[[Any], Any]:
+    """--since T, --until T (epoch, ISO 8601 in local time without an offset, `90s ago`;
+    --since also takes a plain duration meaning that long ago) and --last D."""
+    def deco(f: Any) -> Any:
+        f = click.option("--last", type=POSITIVE_DURATION, default=None,
+                         help=f"{last_help} Counts back from --until or now; on a record that "
+                         f"ended earlier, from its end. [default: {default_last}]")(f)
+        f = click.option("--until", type=UNTIL, default=None,
+                         help="Window end: epoch, ISO 8601 (local time without an offset), "
+                         "or '90s ago'. [default: now]")(f)
+        f = click.option("--since", type=SINCE, default=None,
+                         help="Window start: epoch, ISO 8601, '90s ago', or a duration "
+                         "meaning that long ago (1h).")(f)
+        return f
+    return deco
+
+
+def window_or_fail(coverage: Coverage | None, since: float | None, until: float | None,
+                   last: float | None, default_last: float = 3600.0) -> Window:
+    """resolve_window, or exit 2 with its reason. The newest second may still be arriving
+    (an event just written), so "now" is a second ahead."""
+    try:
+        return resolve_window(time.time() + 1.0, since=since, until=until, last=last,
+                              default_last=default_last, coverage=coverage)
+    except WindowError as exc:
+        fail(str(exc))
+        raise
