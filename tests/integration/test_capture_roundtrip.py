@@ -27,6 +27,7 @@ from corescope.model.events import KernelEvent, QueueIrq
 from corescope.store import census as cs
 from corescope.store import events as es
 from corescope.store.db import Store
+from corescope.store.profiles import add_text_chunk
 from corescope.store.series import SeriesWriter
 
 T0 = 1_796_000_000.25
@@ -74,6 +75,39 @@ def build_store(path: Path) -> None:
                                                     "auto-restart", "/kubepods/agent")])
         cs.write_stat_costs(store, [StatReadCost(T0 + 5, "memory.stat", 0.5, 0.7, 5, 4900),
                                     StatReadCost(T0 + 290, "memory.stat", 2.5, 3.0, 5, 6100)])
+        # the ring: 49 Hz on cpu3 for the 90 s around the burn, in perf script's own text on
+        # perf's clock (CLOCK_MONOTONIC), offset from the wall clock as a recording's are
+        text, n = _perf_script(T0 + 140, T0 + 230)
+        add_text_chunk(store, text, clockid="CLOCK_MONOTONIC", perf_start=T0 + 140 - OFFSET,
+                       perf_end=T0 + 230 - OFFSET, clock_offset=OFFSET, samples=n, hz=49)
+
+
+OFFSET = 1_795_000_000.0
+WALK = ["mem_cgroup_nr_lru_pages", "memcg_numa_stat_show", "seq_read_iter", "vfs_read",
+        "ksys_read", "do_syscall_64", "entry_SYSCALL_64_after_hwframe"]
+
+
+def _perf_script(lo: float, hi: float) -> tuple[str, int]:
+    """`perf script -F comm,pid,tid,cpu,time,event,ip,sym,dso` records: kubelet walking the
+    memcg tree on cpu3 during the burn, a trainer in user space, and idle otherwise."""
+    out, n, t = [], 0, lo
+    while t < hi:
+        in_burn = T0 + 200 <= t < T0 + 206
+        if in_burn:
+            head, frames = "kubelet 2112/2130", [(f, "[kernel.kallsyms]", True) for f in WALK]
+        elif n % 3:
+            head, frames = "python3 9001/9001", [("train_step", "/opt/train/bin/python3",
+                                                  False)]
+        else:
+            head, frames = "swapper 0/0", [("default_idle", "[kernel.kallsyms]", True),
+                                           ("do_idle", "[kernel.kallsyms]", True)]
+        out.append(f"{head} [003] {t - OFFSET:.6f}: 1 cpu-clock:")
+        for sym, dso, kernel in frames:
+            out.append(f"\t{'ffffffff81234567' if kernel else '55d0c0ffee00'} {sym}+0x1f ({dso})")
+        out.append("")
+        n += 1
+        t += 1 / 49
+    return "\n".join(out) + "\n", n
 
 
 def _comparable(inv: dict[str, Any]) -> dict[str, Any]:
@@ -115,6 +149,17 @@ def test_capture_then_analyze_is_the_same_investigation(tmp_path: Path) -> None:
     assert inv["events"] == events
     for key in ("memory", "growth", "locations", "suspects", "stat_read_ms", "churn"):
         assert inv["zombies"][key] == zombies[key], key
+
+    # the stacks before the incident and the diagnosis read from them, alike
+    doc = run_cli_json("doctor", "--store", str(store), "--since", since, "--until", until,
+                       "--json")
+    assert inv["diagnosis"] == report["diagnosis"] == doc["diagnosis"]
+    assert inv["profiles"] and inv["profiles"][0]["cpu"] == HOT
+    assert inv["profiles"][0]["busy_samples"] > 0
+    v = inv["diagnosis"]["verdict"]
+    assert v["walker"] == {"comm": "kubelet", "function": "mem_cgroup_nr_lru_pages"}, v
+    assert (v["root_cause"], v["hot_cpu"], v["culprit"]) == ("zombie_memcg_leak", HOT,
+                                                            "ecs.service"), v
 
     # the incident as the story needs it: preceded on cpu3, which serves queue 2
     [incident] = inv["report"]["incidents"]

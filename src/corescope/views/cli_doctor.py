@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import socket
+import time
 
 import click
 
@@ -37,12 +38,15 @@ def doctor(obj: CliContext, seconds: float, since: float | None, until: float | 
            as_json: bool) -> None:
     """Check this node now: sample every core live, read the store, report findings.
 
-    On a store built by `analyze`, check that record instead (no live sampling: the live
-    node is another machine). Exit 0 when healthy, 1 with findings, 2 on a usage or
-    environment error."""
+    On a store built by `analyze`, or with --until in the past, check that record instead
+    (no live sampling: the live node is another machine, or has moved on). Exit 0 when
+    healthy, 1 with findings, 2 on a usage or environment error."""
     if seconds < 1:
         fail("--seconds must be at least 1")
-    ev, extra = node_evidence(obj, sample_seconds=seconds, kernel_ring=True)
+    # a window that ended in the past is about the record, not the node as it is now
+    now = until is None or until >= time.time() - 60
+    ev, extra = node_evidence(obj, sample_seconds=seconds if now else 0.0, kernel_ring=now,
+                              now=now)
     live = getattr(ev, "live", ev)
     sampled = getattr(live, "sampled", None)
     try:
