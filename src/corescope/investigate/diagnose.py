@@ -51,8 +51,13 @@ def diagnose(inv: Investigation, thr: Thresholds) -> Diagnosis:
         winner = next((by[n] for n in FALLBACK if n in by and by[n].verdict == SUPPORTED),
                       None)
     if winner is None:
-        verdict = Verdict("undetermined", None, None, None, 0.0)
-        return Diagnosis(verdict, (), tuple(hyps))
+        # no cause named, but what was seen is still told: a saturated core before the
+        # NIC incidents, whatever ran there
+        near = preceded(inv)
+        cpu = near[0][1].cpu if near else None
+        chain = _saturation_links(inv, cpu) + _nic_links(inv, cpu) if cpu is not None else []
+        verdict = Verdict("undetermined", None, cpu, None, 0.0)
+        return Diagnosis(verdict, tuple(chain), tuple(hyps))
     conf = winner.score
     s = inv.correlation
     if winner.name in CORRELATED and s.events and s.p_value is not None:

@@ -37,7 +37,7 @@ def evaluate(inv: Investigation, thr: Thresholds) -> Hypothesis:
     starved = len(nic) - len(unstarved)
     score = min(1.0, (0.6 if hw else 0.0) + 0.4 * len(unstarved) / max(1, len(nic))
                 + (0.1 if keepalive else 0.0))
-    if starved > len(unstarved) and not hw:
+    if starved >= len(unstarved) and not hw:
         return Hypothesis(NAME, RULED_OUT, round(score / 2, 4), ev,
                           "more NIC incidents without a starved core before them",
                           "most NIC incidents followed a starved core")
