@@ -172,17 +172,20 @@ def _open_in_chromium(page_path: Path) -> dict[str, Any]:
             requests: list[str] = []
             page.on("request", lambda r: requests.append(r.url))
             page.goto(page_path.as_uri())
-            page.wait_for_selector("#flame rect")
-            rects = page.locator("#flame rect").count()
-            labels = page.locator("#flame text").all_text_contents()
-            page.fill("#search", KERNEL_FN)
-            matched = page.locator("#matched").text_content() or ""
+            page.wait_for_selector("svg.cf-svg rect")
+            rects = page.locator("svg.cf-svg rect").count()
+            labels = page.locator("svg.cf-svg text").all_text_contents()
+            page.fill("input.cf-search", KERNEL_FN)
+            # the search recolours once typing pauses (debounced)
+            page.wait_for_function(
+                "() => (document.querySelector('.cf-matched') || {}).textContent")
+            matched = page.locator(".cf-matched").text_content() or ""
             # zoom into the burner's frame, then back
-            page.locator("#flame g", has_text=BURNER).first.click()
-            zoomed = page.locator("#flame text").all_text_contents()
-            page.locator("#flame g", has_text=BURNER).first.hover()
-            tip = page.locator("#tip").text_content() or ""
-            page.click("#reset")
+            page.locator("svg.cf-svg g", has_text=BURNER).first.click()
+            zoomed = page.locator("svg.cf-svg text").all_text_contents()
+            page.locator("svg.cf-svg g", has_text=BURNER).first.hover()
+            tip = page.locator(".cf-tip").text_content() or ""
+            page.click("button.cf-reset")
         finally:
             browser.close()
     return {"errors": errors, "rects": rects, "labels": labels, "matched": matched,
