@@ -11,6 +11,10 @@ from typing import Any
 
 import pytest
 
+# One headless Chromium for the whole session (Playwright's sync API allows one per thread):
+# the browser tests, the live page test and the live flame-page test all share it.
+from chromium import browser, visit  # noqa: F401  (fixtures)
+
 REPO = Path(__file__).resolve().parent.parent
 SRC = REPO / "src"
 FIXTURES = Path(__file__).resolve().parent / "fixtures"

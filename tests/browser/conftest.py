@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from chromium import ARTIFACTS, Visit, browser, visit  # noqa: F401  (fixtures)
+from chromium import ARTIFACTS, Visit  # noqa: F401  (the fixtures are in tests/conftest.py)
 
 
 @dataclass

@@ -17,7 +17,6 @@ from typing import Any
 
 import pytest
 
-from chromium import browser, visit  # noqa: F401  (fixtures)
 from conftest import popen_cli, run_cli, run_cli_json
 
 CPU = 1  # the lab burns CPU 1 (the team's rule for live tests)
@@ -61,7 +60,7 @@ def _stall(store: Path) -> dict[str, Any]:
     return [e for e in ev["events"] if e["kind"] == "nic_tx_stall"][-1]
 
 
-def test_report_and_serve_on_the_lab_chain(chain: Path, visit: Any,  # noqa: F811
+def test_report_and_serve_on_the_lab_chain(chain: Path, visit: Any,
                                            tmp_path: Path) -> None:
     store = str(chain)
     stall = _stall(chain)

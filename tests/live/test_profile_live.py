@@ -154,54 +154,47 @@ def test_pprof_passes_go_tool_pprof(ring: dict[str, Any], tmp_path: Path) -> Non
     assert BURNER in res.stdout and KERNEL_FN in res.stdout
 
 
-def _open_in_chromium(page_path: Path) -> dict[str, Any]:
-    from playwright.sync_api import sync_playwright
-
+def _open_in_chromium(browser: Any, page_path: Path) -> dict[str, Any]:
+    """The session's one Chromium (tests/chromium.py): Playwright's sync API allows one."""
     errors: list[str] = []
-    with sync_playwright() as p:
-        browser = p.chromium.launch(
-            executable_path="/usr/bin/chromium", headless=True,
-            args=["--headless", "--no-sandbox", "--disable-gpu",
-                  "--disable-background-networking", "--disable-dev-shm-usage",
-                  "--no-first-run", "--disable-extensions"],
-        )
-        try:
-            page = browser.new_page(viewport={"width": 1400, "height": 900})
-            page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
-            page.on("pageerror", lambda e: errors.append(str(e)))
-            requests: list[str] = []
-            page.on("request", lambda r: requests.append(r.url))
-            page.goto(page_path.as_uri())
-            page.wait_for_selector("svg.cf-svg rect")
-            rects = page.locator("svg.cf-svg rect").count()
-            labels = page.locator("svg.cf-svg text").all_text_contents()
-            page.fill("input.cf-search", KERNEL_FN)
-            # the search recolours once typing pauses (debounced)
-            page.wait_for_function(
-                "() => (document.querySelector('.cf-matched') || {}).textContent")
-            matched = page.locator(".cf-matched").text_content() or ""
-            # zoom into the burner's frame, then back
-            page.locator("svg.cf-svg g", has_text=BURNER).first.click()
-            zoomed = page.locator("svg.cf-svg text").all_text_contents()
-            page.locator("svg.cf-svg g", has_text=BURNER).first.hover()
-            tip = page.locator(".cf-tip").text_content() or ""
-            page.click("button.cf-reset")
-        finally:
-            browser.close()
+    context = browser.new_context(viewport={"width": 1400, "height": 900})
+    try:
+        page = context.new_page()
+        page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+        page.on("pageerror", lambda e: errors.append(str(e)))
+        requests: list[str] = []
+        page.on("request", lambda r: requests.append(r.url))
+        page.goto(page_path.as_uri())
+        page.wait_for_selector("svg.cf-svg rect")
+        rects = page.locator("svg.cf-svg rect").count()
+        labels = page.locator("svg.cf-svg text").all_text_contents()
+        page.fill("input.cf-search", KERNEL_FN)
+        # the search recolours once typing pauses (debounced)
+        page.wait_for_function(
+            "() => (document.querySelector('.cf-matched') || {}).textContent")
+        matched = page.locator(".cf-matched").text_content() or ""
+        # zoom into the burner's frame, then back
+        page.locator("svg.cf-svg g", has_text=BURNER).first.click()
+        zoomed = page.locator("svg.cf-svg text").all_text_contents()
+        page.locator("svg.cf-svg g", has_text=BURNER).first.hover()
+        tip = page.locator(".cf-tip").text_content() or ""
+        page.click("button.cf-reset")
+    finally:
+        context.close()
     return {"errors": errors, "rects": rects, "labels": labels, "matched": matched,
             "zoomed": zoomed, "tip": tip, "requests": requests}
 
 
 @pytest.mark.parametrize("diff", [False, True])
 def test_html_renders_in_headless_chromium(ring: dict[str, Any], tmp_path: Path,
-                                           diff: bool) -> None:
+                                           diff: bool, browser: Any) -> None:
     out = tmp_path / "flame.html"
     args = ["--store", ring["store"], "flame", "--at", repr(ring["burn_end"] - 1),
             "--before", "15s", "--cpu", "1", "--format", "html", "-o", str(out)]
     if diff:
         args += ["--diff", "auto"]
     run_cli(*args, check=True, timeout=300)
-    r = _open_in_chromium(out)
+    r = _open_in_chromium(browser, out)
     assert r["errors"] == []
     assert r["rects"] > 5
     assert any(t.startswith(BURNER) or t.startswith("corescope-") for t in r["labels"])
