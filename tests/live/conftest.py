@@ -88,3 +88,13 @@ def burner(cpu: int, seconds: float) -> subprocess.Popen[str]:
          str(seconds), "--yes"], env=cli_env(), text=True,
         stdout=subprocess.PIPE, stderr=subprocess.PIPE,
     )
+
+
+def wait_for(pred, timeout: float) -> bool:  # type: ignore[no-untyped-def]
+    """Poll `pred` every 0.2 s until it holds or `timeout` seconds pass; its last answer."""
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        if pred():
+            return True
+        time.sleep(0.2)
+    return pred()

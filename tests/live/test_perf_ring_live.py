@@ -21,21 +21,13 @@ from corescope.sensors.profile import ProfileSensor
 from corescope.sources.perf import PerfRing, probe
 from corescope.store import profiles as ring
 from corescope.store.db import Store
+from live.conftest import wait_for
 
 
 @pytest.fixture(autouse=True)
 def _live() -> None:
     if os.geteuid() != 0 or shutil.which("perf") is None:
         pytest.skip("needs root and perf")
-
-
-def _wait(pred, timeout: float) -> bool:
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        if pred():
-            return True
-        time.sleep(0.2)
-    return pred()
 
 
 def test_probe_says_why_when_perf_is_missing(tmp_path: Path) -> None:
@@ -55,15 +47,15 @@ def test_perf_killed_is_restarted_and_rss_limit_rotates(tmp_path: Path) -> None:
                  on_chunk=chunks.append, on_problem=problems.append)
     r.start()
     try:
-        assert _wait(lambda: r._cur_pid() is not None, 10)
+        assert wait_for(lambda: r._cur_pid() is not None, 10)
         first = r._cur_pid()
         time.sleep(1.5)
         os.kill(first, signal.SIGKILL)  # perf dies under us
-        assert _wait(lambda: r._cur_pid() not in (None, first), 15), problems
+        assert wait_for(lambda: r._cur_pid() not in (None, first), 15), problems
         assert r.restarts == 1 and any("restarting perf" in p for p in problems)
         time.sleep(1.5)
         r.rss_limit = 1  # every perf is now "too big": rotate early
-        assert _wait(lambda: r.rss_restarts >= 1 and len(chunks) >= 1, 20), problems
+        assert wait_for(lambda: r.rss_restarts >= 1 and len(chunks) >= 1, 20), problems
     finally:
         r.stop()
     assert not r.alive
@@ -94,7 +86,7 @@ def test_sensor_ring_past_budget_keeps_newest_under_budget(tmp_path: Path) -> No
                 seen.update(c.path for c in current)
                 return len(seen) >= 5 and len(seen) > len(current)
 
-            assert _wait(enough, 120)
+            assert wait_for(enough, 120)
         finally:
             s.close()
         kept = ring.all_chunks(store)

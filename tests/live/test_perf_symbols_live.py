@@ -21,6 +21,7 @@ from corescope.sensors.profile import ProfileSensor
 from corescope.sources.perf import capture_anchor, compress_file
 from corescope.store import profiles as ring
 from corescope.store.db import Store
+from live.conftest import wait_for
 
 TARGET = "corescope_spin_target"
 COMM = "cs-spin-sym"  # its own name: other sessions' loads never match it
@@ -48,15 +49,6 @@ def _spin(exe: Path, seconds: float) -> tuple[float, float]:
     return t0, time.time()
 
 
-def _wait(pred, timeout: float) -> bool:
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        if pred():
-            return True
-        time.sleep(0.2)
-    return pred()
-
-
 def _flame(store: Path, t0: float, t1: float) -> dict:
     return run_cli_json("--store", str(store), "flame", "--at", repr(t1 + 0.5), "--before",
                         f"{t1 - t0 + 1.0:.3f}s", "--cpu", "1", "--comm", COMM,
@@ -77,7 +69,7 @@ def test_program_deleted_before_the_query_still_resolves(tmp_path: Path) -> None
             t0, t1 = _spin(exe, 2.0)
             # the chunk holding the run closes and is indexed (symbolised) while the recorder
             # keeps going
-            assert _wait(lambda: any(c.wall_end >= t1 for c in ring.all_chunks(store)), 30)
+            assert wait_for(lambda: any(c.wall_end >= t1 for c in ring.all_chunks(store)), 30)
             exe.unlink()  # the program and its binary are gone before anyone asks
             j = _flame(store_dir, t0, t1)
         finally:
