@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -14,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import cli_env, popen_cli
+from conftest import cli_env, popen_cli, run_cli, run_cli_json
 
 
 @pytest.fixture(autouse=True)
@@ -98,3 +99,59 @@ def wait_for(pred, timeout: float) -> bool:  # type: ignore[no-untyped-def]
             return True
         time.sleep(0.2)
     return pred()
+
+
+class LabChain:
+    """What `lab_chain` recorded: the store, when it started (tests look only from there: the
+    ring holds older lines) and the lab stall line it wrote (tagged per run)."""
+
+    def __init__(self, store: Path, started: float) -> None:
+        self.store = store
+        self.started = started
+        self.stall = ""
+
+
+@contextmanager
+def lab_chain(tmp_path: Path, *, burn_s: int, crash_s: int, quiet_s: float,
+              settle_s: float, backlog: int = 0, walker: str | None = None) -> Iterator[LabChain]:
+    """The incident's chain on this kernel, under a running `record` with every sensor (10 s
+    profile chunks, census every 2 s): an optional backlog of `backlog` dying memcgs from before
+    the recorder started, a crash-looping agent leaking more, CPU 1 pinned at system time for
+    `burn_s` (reading memory.stat with `walker="memcg"`), a NIC stall and reset on queue 5.
+    `settle_s` after the crash loop ends lets a census and the profile chunk holding the burn
+    be stored. The recorder is stopped and every lab cgroup removed on exit."""
+    if shutil.which("perf") is None:
+        pytest.skip("perf not installed")
+    chain = LabChain(tmp_path / "store", time.time())
+    if backlog:
+        run_cli("lab", "zombies", "--count", str(backlog), "--yes", check=True, timeout=300)
+    rec = popen_cli("record", "--store", str(chain.store), "--profile-chunk", "10s",
+                    "--census-interval", "2")
+    crash = None
+    try:
+        time.sleep(quiet_s)
+        assert rec.poll() is None, rec.communicate()
+        crash = popen_cli("lab", "crashloop", "--interval", "0.2", "--duration", str(crash_s),
+                          "--yes")
+        time.sleep(2)
+        hotcore = ["lab", "hotcore", "--cpu", "1", "--seconds", str(burn_s), "--yes"]
+        if walker:
+            hotcore += ["--walker", walker]
+        run_cli(*hotcore, check=True)
+        chain.stall = run_cli_json("lab", "nicreset", "--yes", "--queue", "5",
+                                   "--json")["lines"][0]["text"]
+        crash.communicate(timeout=60)
+        assert crash.returncode == 0
+        time.sleep(settle_s)
+        yield chain
+    finally:
+        if crash is not None and crash.poll() is None:
+            crash.kill()
+            crash.communicate()
+        rec.send_signal(signal.SIGINT)
+        try:
+            rec.communicate(timeout=120)
+        except subprocess.TimeoutExpired:
+            rec.kill()
+            rec.communicate()
+        run_cli("lab", "clean", "--yes", "--drop-caches", timeout=120)

@@ -6,9 +6,7 @@ names the leaking parent, and `flame --event` rewinds to what ran on that core."
 from __future__ import annotations
 
 import json
-import shutil
 import signal
-import subprocess
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -17,56 +15,21 @@ import pytest
 
 from conftest import popen_cli, run_cli, run_cli_json
 from corescope.investigate.hypotheses.common import MEMCG_WALK
+from live.conftest import LabChain, lab_chain
 
 BURNER = "corescope-burn"
 
 
-class Story:
-    def __init__(self, store: Path, started: float) -> None:
-        self.store = store
-        self.started = started  # the test looks only from here: the ring holds older lines
-        self.stall = ""  # the lab stall line this story wrote (tagged per run)
-
-
 @pytest.fixture
-def story(tmp_path: Path) -> Iterator[Story]:
-    if shutil.which("perf") is None:
-        pytest.skip("perf not installed")
-    store = tmp_path / "store"
-    tale = Story(store, time.time())
+def story(tmp_path: Path) -> Iterator[LabChain]:
     # a backlog from before the recorder started (the incident's week of leaks), so the
-    # count is past the threshold; the crash loop below is the leak the recorder watches
-    run_cli("lab", "zombies", "--count", "1200", "--yes", check=True, timeout=300)
-    rec = popen_cli("record", "--store", str(store), "--profile-chunk", "10s",
-                    "--census-interval", "2")
-    crash = None
-    try:
-        time.sleep(8)  # a quiet start
-        assert rec.poll() is None, rec.communicate()
-        crash = popen_cli("lab", "crashloop", "--interval", "0.2", "--duration", "14", "--yes")
-        time.sleep(2)
-        run_cli("lab", "hotcore", "--cpu", "1", "--seconds", "6", "--walker", "memcg", "--yes",
-                check=True)
-        tale.stall = run_cli_json("lab", "nicreset", "--yes", "--queue", "5",
-                                  "--json")["lines"][0]["text"]
-        crash.communicate(timeout=60)
-        assert crash.returncode == 0
-        time.sleep(4)  # a census and a profile chunk after the reset
-        yield tale
-    finally:
-        if crash is not None and crash.poll() is None:
-            crash.kill()
-            crash.communicate()
-        rec.send_signal(signal.SIGINT)
-        try:
-            rec.communicate(timeout=120)
-        except subprocess.TimeoutExpired:
-            rec.kill()
-            rec.communicate()
-        run_cli("lab", "clean", "--yes", "--drop-caches", timeout=120)
+    # count is past the threshold; the crash loop is the leak the recorder watches
+    with lab_chain(tmp_path, backlog=1200, quiet_s=8, crash_s=14, burn_s=6, walker="memcg",
+                   settle_s=4) as chain:
+        yield chain
 
 
-def test_the_incident_end_to_end(story: Story) -> None:
+def test_the_incident_end_to_end(story: LabChain) -> None:
     store = str(story.store)
     since = f"{story.started:.3f}"
     # 1. doctor: the hot core, the reset that followed it, and the leak

@@ -7,10 +7,6 @@ flame graph of the selected range."""
 from __future__ import annotations
 
 import re
-import shutil
-import signal
-import subprocess
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -18,6 +14,7 @@ from typing import Any
 import pytest
 
 from conftest import popen_cli, run_cli, run_cli_json
+from live.conftest import lab_chain
 
 CPU = 1  # the lab burns CPU 1 (the team's rule for live tests)
 BURNER_FN = "read_iter_zero"  # lab hotcore: 1 MiB /dev/zero reads (read_iter_zero → iov_iter_zero)
@@ -25,34 +22,9 @@ BURNER_FN = "read_iter_zero"  # lab hotcore: 1 MiB /dev/zero reads (read_iter_ze
 
 @pytest.fixture
 def chain(tmp_path: Path) -> Iterator[Path]:
-    if shutil.which("perf") is None:
-        pytest.skip("perf not installed")
-    store = tmp_path / "store"
-    rec = popen_cli("record", "--store", str(store), "--profile-chunk", "10s",
-                    "--census-interval", "2")
-    crash = None
-    try:
-        time.sleep(6)
-        assert rec.poll() is None, rec.communicate()
-        crash = popen_cli("lab", "crashloop", "--interval", "0.2", "--duration", "12", "--yes")
-        time.sleep(2)
-        # 8 s: on this shared 2-CPU machine other load on CPU 1 can dent a second or two
-        run_cli("lab", "hotcore", "--cpu", str(CPU), "--seconds", "8", "--yes", check=True)
-        run_cli("lab", "nicreset", "--yes", "--queue", "5", check=True)
-        crash.communicate(timeout=60)
-        time.sleep(12)  # the profile chunk holding the burn is finished and stored
-        yield store
-    finally:
-        if crash is not None and crash.poll() is None:
-            crash.kill()
-            crash.communicate()
-        rec.send_signal(signal.SIGINT)
-        try:
-            rec.communicate(timeout=120)
-        except subprocess.TimeoutExpired:
-            rec.kill()
-            rec.communicate()
-        run_cli("lab", "clean", "--yes", "--drop-caches", timeout=120)
+    # 8 s: on this shared 2-CPU machine other load on CPU 1 can dent a second or two
+    with lab_chain(tmp_path, quiet_s=6, crash_s=12, burn_s=8, settle_s=12) as lab:
+        yield lab.store  # settle 12 s: the profile chunk holding the burn is stored
 
 
 def _stall(store: Path) -> dict[str, Any]:
