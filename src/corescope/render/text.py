@@ -33,6 +33,13 @@ def print_diagnosis(d: Diagnosis | None, hypotheses: bool = False) -> None:
     echo("diagnosis: " + ", ".join(bits) + f" (confidence {v.confidence:.2f})")
     for i, link in enumerate(d.chain, 1):
         echo(f"  {i}. {link.step}: {link.summary}")
+    if v.root_cause == "undetermined":
+        # say what would decide it: the hypotheses something pointed at but that lack evidence
+        missing = [h for h in d.hypotheses if h.verdict == "not_measured" and h.score > 0]
+        for h in missing:
+            echo(f"  to decide {h.name}: {h.would_change}")
+        if not missing and not hypotheses:
+            echo("  no hypothesis fits what was measured (`corescope diagnose` shows each)")
     if hypotheses:
         echo("hypotheses:")
         for h in d.hypotheses:

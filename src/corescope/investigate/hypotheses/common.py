@@ -62,6 +62,20 @@ def preceded(inv: Investigation) -> list[tuple[IncidentView, Episode]]:
     return out
 
 
+def cores_seen_before(inv: Investigation, v: IncidentView) -> bool:
+    """Whether the per-core record covers the correlation window before the incident: only
+    then does "no starved core before it" mean anything (no record is not a calm core)."""
+    if v.incident.preceding:
+        return True
+    span = inv.record_span
+    if span is None:
+        return False
+    t = v.incident.event.time
+    # one sample interval of slack at each end: samples are taken at ticks, not at `t`
+    slack = 2.0
+    return span[0] - slack <= t - inv.correlation_window_s and t <= span[1] + slack
+
+
 def real_incidents(inv: Investigation) -> list[IncidentView]:
     """Incidents that count: a lab line without a hot core before it is not one."""
     return [v for v in inv.incidents if not (v.incident.event.lab and not v.incident.preceding)]

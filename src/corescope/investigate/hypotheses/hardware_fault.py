@@ -4,7 +4,7 @@ and resets with no starved core before them."""
 from __future__ import annotations
 
 from corescope.investigate.diagnosis import NOT_MEASURED, RULED_OUT, SUPPORTED, Hypothesis
-from corescope.investigate.hypotheses.common import fact, real_incidents
+from corescope.investigate.hypotheses.common import cores_seen_before, fact, real_incidents
 from corescope.investigate.model import Investigation
 from corescope.model.cgroups import Thresholds
 
@@ -19,21 +19,24 @@ def evaluate(inv: Investigation, thr: Thresholds) -> Hypothesis:
                           "the kernel log")
     hw = [e for e in inv.events if e.kind == "hw_error" and not e.lab]
     nic = [v for v in real_incidents(inv) if v.incident.event.kind in NIC_KINDS]
-    unstarved = [v for v in nic if not v.incident.preceding]
+    unseen = [v for v in nic if not cores_seen_before(inv, v)]
+    unstarved = [v for v in nic if not v.incident.preceding and cores_seen_before(inv, v)]
     keepalive = [v for v in nic if v.incident.event.kind == "nic_keepalive_timeout"
                  or any(r.kind == "nic_keepalive_timeout" for r in v.incident.related)]
     ev = {"hardware_errors": fact(len(hw), "events", "kernel log (MCE/EDAC/APEI)"),
           "nic_incidents": fact(len(nic), "events", "kernel log"),
           "nic_incidents_without_starved_core": fact(len(unstarved), "events", "correlation")}
+    if unseen:
+        ev["nic_incidents_without_core_record"] = fact(len(unseen), "events", "coverage")
     if keepalive:
         ev["keepalive_timeouts"] = fact(len(keepalive), "events", "kernel log")
+    if not hw and not unstarved and unseen:
+        return Hypothesis(NAME, NOT_MEASURED, 0.2, ev,
+                          "per-core samples around the NIC incidents (was a core starved?)")
     if not hw and not unstarved:
         return Hypothesis(NAME, RULED_OUT, 0.0, ev,
                           "hardware error lines, or a NIC reset with no starved core before it",
                           "no hardware errors, and every NIC incident followed a starved core")
-    if not hw and not inv.samples:
-        return Hypothesis(NAME, NOT_MEASURED, 0.2, ev,
-                          "per-core samples around the NIC incidents (was a core starved?)")
     starved = len(nic) - len(unstarved)
     score = min(1.0, (0.6 if hw else 0.0) + 0.4 * len(unstarved) / max(1, len(nic))
                 + (0.1 if keepalive else 0.0))

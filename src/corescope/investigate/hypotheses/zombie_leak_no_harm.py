@@ -24,13 +24,13 @@ def evaluate(inv: Investigation, thr: Thresholds) -> Hypothesis:
         ev["growth"] = fact(g.per_hour, "memcgs/hour", f"census ({g.method})")
     if g.projected_threshold_at is not None:
         ev["projected_crossing"] = fact(g.projected_threshold_at, "epoch s", "growth")
-    harm = real_incidents(inv) or [e for e in inv.episodes if is_sys_episode(e)]
-    if harm:
-        return Hypothesis(NAME, RULED_OUT, 0.0, ev, "no hot core and no incident",
-                          "there is harm already: see zombie_memcg_leak")
     growing = g.per_hour is not None and g.per_hour >= thr.warn_min_per_hour
     soon = g.projected_threshold_at is not None and \
         g.projected_threshold_at - c.t <= WITHIN_S
+    harm = real_incidents(inv) or [e for e in inv.episodes if is_sys_episode(e)]
+    if harm and (g.crossed or (growing and soon)):
+        return Hypothesis(NAME, RULED_OUT, 0.0, ev, "no hot core and no incident",
+                          "there is harm already: see zombie_memcg_leak")
     if g.crossed or (growing and soon):
         score = 0.9 if g.crossed else round(0.5 + 0.4 * (1 - (g.projected_threshold_at - c.t)
                                                          / WITHIN_S), 4)

@@ -1,0 +1,65 @@
+"""No per-core record is not a calm core: a NIC incident the core record does not reach
+says nothing about whether a core starved before it (doctor on a node whose recorder started
+after last night's resets must not call them hardware faults)."""
+
+from __future__ import annotations
+
+import dataclasses
+
+from corescope.investigate import Window, investigate
+from corescope.render.text import print_diagnosis
+from synth_incident import T0, evidence_of, zombie_chain_hour
+
+
+def _hypothesis(inv, name: str):  # type: ignore[no-untyped-def]
+    return {h.name: h for h in inv.diagnosis.hypotheses}[name]
+
+
+def test_incidents_before_the_core_record_are_unknown_not_unstarved(capsys) -> None:  # type: ignore[no-untyped-def]
+    sc = zombie_chain_hour(cpus=4, hot_cpu=2, seconds=1800, resets_at=(600, 1500))
+    # the recorder started after the first reset: its samples begin at +900 s
+    sc.samples = [s for s in sc.samples if s.t >= T0 + 900]
+    sc.stacks = [x for x in sc.stacks if x[1] >= T0 + 900]
+    ev = evidence_of(sc)
+    inv = investigate(ev, Window(sc.start, sc.end))
+    hw = _hypothesis(inv, "hardware_fault")
+    assert hw.evidence["nic_incidents_without_core_record"].value == 1
+    assert hw.evidence["nic_incidents_without_starved_core"].value == 0
+    assert hw.verdict != "supported"
+    # the covered reset still followed the hot core
+    assert inv.diagnosis.verdict.hot_cpu == 2
+
+
+def test_only_unseen_incidents_leave_the_cause_undetermined_and_say_why(capsys) -> None:  # type: ignore[no-untyped-def]
+    sc = zombie_chain_hour(cpus=4, hot_cpu=2, seconds=1800, resets_at=(600, 1500))
+    # a live 10 s sample long after every reset, as doctor takes on a node with no store
+    sc.samples = [s for s in sc.samples if s.t >= T0 + 1790]
+    sc.stacks = []
+    sc.censuses = []
+    inv = investigate(evidence_of(sc), Window(sc.start, sc.end))
+    hw = _hypothesis(inv, "hardware_fault")
+    assert hw.verdict == "not_measured", hw
+    assert hw.evidence["nic_incidents_without_core_record"].value == 2
+    assert inv.diagnosis.verdict.root_cause == "undetermined"
+    print_diagnosis(inv.diagnosis)
+    out = capsys.readouterr().out
+    assert "to decide hardware_fault: per-core samples around the NIC incidents" in out
+
+
+def test_incidents_inside_a_calm_core_record_still_point_at_hardware() -> None:
+    sc = zombie_chain_hour(cpus=4, hot_cpu=2, seconds=1800, resets_at=(600, 1500))
+    # the same resets with every core calm before them: nothing starved, the record was on
+    calm = []
+    for s in sc.samples:
+        d = dict(s.deltas)
+        if d[2][2] > 50:  # the hot core's sys ticks: make it an ordinary core
+            d[2] = (30, 0, 3, 67, 0, 0, 0, 0, 0, 0)
+        calm.append(dataclasses.replace(s, deltas=d))
+    sc.samples = calm
+    sc.censuses = []
+    inv = investigate(evidence_of(sc), Window(sc.start, sc.end))
+    hw = _hypothesis(inv, "hardware_fault")
+    assert hw.evidence["nic_incidents_without_starved_core"].value == 2
+    assert "nic_incidents_without_core_record" not in hw.evidence
+    assert hw.verdict == "supported"
+    assert inv.diagnosis.verdict.root_cause == "hardware_fault"
