@@ -69,3 +69,17 @@ def test_flame_and_heatmap_take_absolute_windows(tmp_path: Path) -> None:
     assert hm["columns"] >= int(ep["end"] - ep["start"])
     bad = run_cli("flame", "--store", store, "--since", until, "--until", since)
     assert bad.returncode == 2 and "before it starts" in bad.stderr
+    # --last, as on every other command: the analyzed ring ended long ago, so it counts back
+    # from the ring's end; with --until it is the same window as --since/--until
+    tail = run_cli_json("flame", "--store", store, "--last", "5m", "--format", "json")
+    assert tail["samples"] > 0
+    assert abs(tail["window"]["end"] - tail["window"]["start"] - 300) < 1e-3, tail["window"]
+    assert tail["window"]["end"] <= want["window"]["end"] + 1, (tail["window"], want["window"])
+    same = run_cli_json("flame", "--store", store, "--until", until, "--last",
+                        f"{ep['end'] - ep['start']:.3f}s", "--cpu", str(want["hot_cpu"]),
+                        "--format", "json")
+    assert same["samples"] == fl["samples"], (same["window"], fl["window"])
+    hm_last = run_cli_json("heatmap", "--store", store, "--last", "2m", "--json")
+    assert hm_last["columns"] >= 100
+    both = run_cli("flame", "--store", store, "--since", since, "--last", "5m")
+    assert both.returncode == 2 and "not both" in both.stderr

@@ -30,6 +30,7 @@ from corescope.views import flame_html, pprof, term
 from corescope.views.clitypes import (
     DURATION,
     INSTANT,
+    POSITIVE_DURATION,
     CliContext,
     emit_json,
     fail,
@@ -127,9 +128,12 @@ def _open_source(obj: CliContext, inputs: tuple[str, ...], boot_time: float | No
 
 
 def _resolve_window(obj: CliContext, src: _Source, at: float | None, event: str | None,
-                    before: float, after: float, explicit: bool) -> tuple[float, float, bool]:
+                    before: float, after: float, explicit: bool,
+                    from_end: bool = False) -> tuple[float, float, bool]:
     """(start, end, whole) of the window on the chunks' wall clock. Offline input with no
-    window options is read whole; with --before/--after alone the window ends at its end."""
+    window options is read whole; with --before/--after alone the window ends at its end.
+    `from_end` (--last): on a ring that ended before the window would begin, count back from
+    its end, as every other command's --last does."""
     store = src.store
     chunks = ring.all_chunks(store)
     if src.offline and all(c.format == "folded" for c in chunks):
@@ -154,6 +158,8 @@ def _resolve_window(obj: CliContext, src: _Source, at: float | None, event: str 
         at = span[1]  # --before alone counts back from the input's end
     if at is None:
         at = time.time()
+        if from_end and span is not None and span[1] < at - before:
+            at = span[1]
     return at - before, at + after, False
 
 
@@ -171,9 +177,10 @@ def _ring_stream(obj: CliContext, store: Store, lo: float, hi: float, cpu: int |
 
 def _window_stream(obj: CliContext, src: _Source, at: float | None, event: str | None,
                    before: float, after: float, explicit: bool, cpu: int | None,
-                   diags: list[Diagnostic], progress: _Progress) -> _Window:
+                   diags: list[Diagnostic], progress: _Progress,
+                   from_end: bool = False) -> _Window:
     """The window asked for and the ring's samples in it (exit 2 when no chunk covers it)."""
-    lo, hi, whole = _resolve_window(obj, src, at, event, before, after, explicit)
+    lo, hi, whole = _resolve_window(obj, src, at, event, before, after, explicit, from_end)
     stream, nchunks, anchored = _ring_stream(obj, src.store, lo, hi, cpu, diags, progress,
                                              whole)
     if nchunks == 0:
@@ -263,7 +270,10 @@ def _window_options(f: Any) -> Any:
                           "time without an offset), '90s ago', or a duration meaning that "
                           "long ago."),
         click.option("--until", type=UNTIL, default=None,
-                     help="Window end, with --since [now]."),
+                     help="Window end, with --since or --last [now]."),
+        click.option("--last", type=POSITIVE_DURATION, default=None,
+                     help="Window length counted back from --until or now (on a record that "
+                          "ended earlier, from its end), instead of --at/--before."),
         click.option("--cpu", type=click.IntRange(min=0), default=None,
                      help="Only this CPU."),
         click.option("--pid", type=int, default=None, help="Only this process (or thread)."),
@@ -285,9 +295,16 @@ def _window_options(f: Any) -> Any:
 
 
 def _absolute(since: float | None, until: float | None, at: float | None, event: str | None,
-              before: float, after: float) -> tuple[float | None, float, float, bool]:
-    """--since/--until as the (at, before, after) they mean, and whether a window was given
-    explicitly."""
+              before: float, after: float, last: float | None = None,
+              ) -> tuple[float | None, float, float, bool]:
+    """--since/--until/--last as the (at, before, after) they mean, and whether a window was
+    given explicitly."""
+    if last is not None:
+        if since is not None:
+            fail("give --since or --last, not both")
+        if at is not None or event is not None:
+            fail("--last counts back from --until or now: with --at or --event use --before")
+        return until, last, 0.0, True
     if since is None and until is None:
         return at, before, after, False
     if at is not None or event is not None:
@@ -333,8 +350,8 @@ def register(cli: click.Group, lab: click.Group) -> None:
                   help="Rows in the top table (hottest functions first).")
     @click.pass_obj
     def flame(obj: CliContext, event: str | None, at: float | None, before: float,
-              after: float, since: float | None, until: float | None, cpu: int | None,
-              pid: int | None, comm: str | None,
+              after: float, since: float | None, until: float | None, last: float | None,
+              cpu: int | None, pid: int | None, comm: str | None,
               perf_scripts: tuple[str, ...], boot_time: float | None,
               more_inputs: tuple[str, ...], diff_at: str | None, baseline_gap: float,
               fmt: str, output: Path | None, with_pid: bool, include_idle: bool,
@@ -350,7 +367,7 @@ def register(cli: click.Group, lab: click.Group) -> None:
             fail("pprof output is binary: write it with -o FILE")
         if fmt == "speedscope" and diff_at is not None:
             fail("speedscope has no differential form: use --format html or json with --diff")
-        at, before, after, absolute = _absolute(since, until, at, event, before, after)
+        at, before, after, absolute = _absolute(since, until, at, event, before, after, last)
         diags: list[Diagnostic] = []
         progress = _Progress()
         scope = Speedscope(include_idle, enabled=fmt == "speedscope")
@@ -366,7 +383,7 @@ def register(cli: click.Group, lab: click.Group) -> None:
         try:
             win = _window_stream(obj, src, at, event, before, after,
                                  _explicit("before", "after") or diff_at is not None
-                                 or absolute, cpu, qdiags, progress)
+                                 or absolute, cpu, qdiags, progress, last is not None)
             prof = _collect(scope.tap(_filtered(win.stream, pid, comm)), include_idle, pp=pp)
             _require_cpu_seen(prof, cpu, pid is not None or comm is not None, src.offline)
             if win.start is not None and win.end is not None:
@@ -400,20 +417,20 @@ def register(cli: click.Group, lab: click.Group) -> None:
     @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
     @click.pass_obj
     def heatmap(obj: CliContext, event: str | None, at: float | None, before: float,
-                after: float, since: float | None, until: float | None, cpu: int | None,
-              pid: int | None, comm: str | None,
+                after: float, since: float | None, until: float | None,
+                last: float | None, cpu: int | None, pid: int | None, comm: str | None,
                 perf_scripts: tuple[str, ...], boot_time: float | None,
                 more_inputs: tuple[str, ...], rows_ms: int, as_json: bool) -> None:
         """FlameScope's subsecond heatmap: columns are seconds, rows 20 ms offsets, cells
         count non-idle samples; per CPU with --cpu."""
-        at, before, after, absolute = _absolute(since, until, at, event, before, after)
+        at, before, after, absolute = _absolute(since, until, at, event, before, after, last)
         diags: list[Diagnostic] = []
         progress = _Progress()
         src = _open_source(obj, _inputs(perf_scripts, more_inputs), boot_time, diags)
         try:
             win = _window_stream(obj, src, at, event, before, after,
                                  _explicit("before", "after") or absolute, cpu,
-                                 [] if src.offline else diags, progress)
+                                 [] if src.offline else diags, progress, last is not None)
             heat = Heatmap(start=win.start, end=win.end, row_ms=rows_ms)
             _collect(_filtered(win.stream, pid, comm), False, heat)
         finally:

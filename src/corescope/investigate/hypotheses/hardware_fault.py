@@ -36,7 +36,8 @@ def evaluate(inv: Investigation, thr: Thresholds) -> Hypothesis:
     if not hw and not unstarved:
         return Hypothesis(NAME, RULED_OUT, 0.0, ev,
                           "hardware error lines, or a NIC reset with no starved core before it",
-                          "no hardware errors, and every NIC incident followed a starved core")
+                          "no hardware errors, and every NIC incident followed a starved core"
+                          if nic else "no hardware errors and no NIC incidents")
     starved = len(nic) - len(unstarved)
     score = min(1.0, (0.6 if hw else 0.0) + 0.4 * len(unstarved) / max(1, len(nic))
                 + (0.1 if keepalive else 0.0))
