@@ -216,3 +216,21 @@ def test_census_sensor_on_v2_without_inotify_counts_churn_by_snapshot(tmp_path: 
         assert churn["/"].created == 1 and churn["/"].method == "snapshot"
         assert churn["/new-parent"].created == 1
         assert store.query("SELECT COUNT(*) FROM memcg_location")[0][0] > 0
+
+
+def test_where_says_churn_was_watched_when_nothing_churned() -> None:
+    """A recording that watched churn and saw none must not tell the user to start `record`."""
+    from corescope.evidence.base import RestartEvidence
+    from corescope.evidence.memory import MemoryEvidence
+    from corescope.investigate.zombies import zombie_report
+
+    def census(t: float, interval: float) -> MemcgCensus:
+        return MemcgCensus(t=t, layout="hybrid", hierarchy="v1", kernel_count=20, live=10,
+                           dying=10, source="test", churn_interval_s=interval)
+
+    watched = MemoryEvidence(census_rows=[census(100.0 + 10 * i, 10.0) for i in range(5)])
+    rep = zombie_report(watched, 0.0, 200.0, RestartEvidence())
+    assert "no child cgroup was removed while churn was watched" in rep.location_basis
+    unwatched = MemoryEvidence(census_rows=[census(100.0 + 10 * i, 0.0) for i in range(5)])
+    rep = zombie_report(unwatched, 0.0, 200.0, RestartEvidence())
+    assert "run `corescope record`" in rep.location_basis

@@ -19,6 +19,8 @@ CHURN_BASIS = ("v1 has no per-subtree dying count: parents where child cgroups w
                "removed, with how many (an upper bound on the zombies there)")
 NO_CHURN_BASIS = ("v1 has no per-subtree dying count and no churn is stored: run "
                   "`corescope record` to locate by churn")
+WATCHED_NO_CHURN_BASIS = ("v1 has no per-subtree dying count, and no child cgroup was "
+                          "removed while churn was watched in this window")
 NO_LAYOUT = CgroupLayout(kind="none", memory=None, memory_mount=None)
 
 
@@ -40,7 +42,7 @@ def zombie_report(ev: Evidence, t0: float, t1: float, restarts: RestartEvidence,
     elif churn:
         locations, basis = locations_from_churn(churn), CHURN_BASIS
     else:
-        locations, basis = [], NO_CHURN_BASIS
+        locations, basis = [], WATCHED_NO_CHURN_BASIS if watched else NO_CHURN_BASIS
     journal = [(j.t, j.unit, j.n_restarts) for j in restarts.journal]
     rates = restart_rates(restarts.records, current.uptime_s if current else None, journal)
     suspects = rank_suspects(g.per_hour, churn, rates)

@@ -164,7 +164,7 @@ def print_zombies(r: ZombieReport, statuses: Sequence[SensorStatus],
                                           "state", "explains_pct_of_growth") if k in ev]
         echo(f"  {i}. {s.name} ({s.kind}) score {s.score:.2f}: {', '.join(bits)}")
     if not r.suspects:
-        echo("  - (no churn stored and no restarting unit or container found)")
+        echo("  - (no cgroup churn and no restarting unit or container found)")
     if r.stat_read:
         parts = [f"{f} {v['median']:.3f} ms" + (f" [{v['flag']}]" if v["flag"] else "")
                  for f, v in r.stat_read.items()]
