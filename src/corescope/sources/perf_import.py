@@ -202,12 +202,16 @@ def scan(blocks: Iterable[str], kind: str, name: str,
     blocks = iter(blocks)
     first_block = next(blocks, "")
     got = Imported(name, kind)
+    chained = itertools.chain([first_block], blocks)
     if kind == "perf_script":
         got.hz = _hz_from(first_block)
-        parse = perf_script.parse_blocks
+        # the import needs no stacks: a summary read from the header lines
+        summary = perf_script.summarize_blocks(chained, diags, source=name)
+        got.samples, got.first, got.last = summary.samples, summary.first, summary.last
+        got.cpus = tuple(sorted(summary.cpus))
+        got.events = dict(summary.events)
     else:
-        parse = folded.parse_blocks
-    _scan(parse(itertools.chain([first_block], blocks), diags, source=name), got)
+        _scan(folded.parse_blocks(chained, diags, source=name), got)
     if kind == "folded" or got.first is None or got.last is None:
         return got
     epoch = got.first >= EPOCH_MIN

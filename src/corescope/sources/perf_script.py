@@ -9,8 +9,12 @@ It holds one record at a time, so memory does not grow with the input.
 
 from __future__ import annotations
 
+import math
 import re
+import sys
+from collections import Counter
 from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
 
 from corescope.model.common import Diagnostic
 from corescope.model.profiles import Frame, StackSample
@@ -238,6 +242,74 @@ def parse(
 _NOT_A_FRAME_LINE = re.compile(r"\n(?![\t ]+\S)")
 _BODY_CACHE_MAX = 100_000
 
+# HEADER for many lines at once (re.MULTILINE): the same groups, where HEADER's `\s` is any
+# whitespace but a newline, so a match never leaves its line. On a single line the two are
+# the same pattern (tests/unit/test_perf_script_fast.py holds them to it).
+_HEADER_LINES = re.compile(
+    r"^(\S.*?)[^\S\n]+(-?\d+)(?:/(-?\d+))?[^\S\n]+"
+    r"(?:\[(\d+)\][^\S\n]+)?"
+    r"(?:(\d+\.\d+):[^\S\n]+)?"
+    r"(?:(\d+)[^\S\n]+)?"
+    r"(\S+?):(?:[^\S\n]|$)",
+    re.MULTILINE,
+)
+# One pass over a block: at a blank line, the line after it (a record's header); at any
+# other line break not followed by a frame line, "" (something the fast path does not read).
+_SEPARATORS = re.compile(r"\n(?:\n([^\n]*)|(?![\t ]+\S))")
+# a header row: comm, pid, tid, cpu, time, period, event ("" where HEADER has None)
+Row = tuple[str, str, str, str, str, str, str]
+
+
+def _clean_rows(text: str) -> list[Row] | None:
+    """The header fields of every record in `text` (whole records, as parse_blocks cuts
+    them) when each record is plain: a header line HEADER reads, then indented frame lines,
+    records apart by exactly one blank line, no comments, no carriage returns. None for
+    anything else, which the careful path then reads (and reports) line by line. Every test
+    here runs in C: one regex pass over the block, one over its header lines."""
+    if not text or "\r" in text or text[0] in "\t \n#":
+        return None
+    nl = text.find("\n")
+    heads = [text if nl < 0 else text[:nl]]
+    if nl >= 0:
+        found = _SEPARATORS.findall(text, nl)
+        if "" in found:
+            return None
+        heads += found
+    joined = "\n".join(heads)
+    if "\n\t" in joined or "\n " in joined or "\n#" in joined:
+        return None  # a frame line or a comment right after a blank line
+    rows: list[Row] = _HEADER_LINES.findall(joined)
+    if len(rows) != len(heads):
+        return None  # a header line HEADER does not read
+    return rows
+
+
+def _int_safe(rows: list[Row]) -> bool:
+    """Whether int() takes every pid, tid and cpu of `rows` (Python refuses integers of
+    more digits than sys.get_int_max_str_digits(): the careful path notes those)."""
+    limit = sys.get_int_max_str_digits()  # 0: no limit
+    if not limit or not rows:
+        return True
+    _, pids, tids, cpus, *_ = zip(*rows, strict=True)
+    return max(max(map(len, pids)), max(map(len, tids)), max(map(len, cpus))) <= limit
+
+
+def _whole_records(blocks: Iterable[str]) -> Iterator[tuple[str, int, bool]]:
+    """Blocks of any size → (text, line it starts on, whole): runs of whole records cut at
+    their last blank line, then the rest (`whole` False), which may be cut short."""
+    tail = ""
+    base = 1  # the line number `tail` starts on
+    for block in blocks:
+        text = tail + block
+        cut = text.rfind("\n\n")
+        if cut < 0:
+            tail = text  # no record ends in this block yet (bounded by one record's size)
+            continue
+        tail = text[cut + 2 :]
+        yield text[:cut], base, True
+        base += text.count("\n", 0, cut + 2)
+    yield tail, base, False
+
 
 def parse_blocks(
     blocks: Iterable[str],
@@ -254,26 +326,48 @@ def parse_blocks(
     diags = diagnostics if diagnostics is not None else []
     cache = _FrameCache()
     bodies: dict[str, tuple[Frame, ...]] = {}
-    tail = ""
-    base = 1  # the line number `tail` starts on
-    for block in blocks:
-        text = tail + block
-        cut = text.rfind("\n\n")
-        if cut < 0:
-            tail = text  # no record ends in this block yet (bounded by one record's size)
-            continue
-        tail = text[cut + 2 :]
-        yield from _records(text[:cut], base, cache, bodies, diags, source,
-                            None if cpu is None else str(int(cpu)))
-        base += text.count("\n", 0, cut + 2)
-    if tail.strip():
-        # input that ends without a blank line: the careful path says what was cut short
-        yield from parse(tail.splitlines(), diags, source, base)
+    want = None if cpu is None else str(int(cpu))
+    for text, base, whole in _whole_records(blocks):
+        if whole:
+            yield from _records(text, base, cache, bodies, diags, source, want)
+        elif text.strip():
+            # input that ends without a blank line: the careful path says what was cut short
+            yield from parse(text.splitlines(), diags, source, base)
+
+
+def _fast_records(text: str, cache: _FrameCache, bodies: dict[str, tuple[Frame, ...]],
+                  cpu: str | None) -> list[StackSample] | None:
+    """Every sample of a block of plain records (see _clean_rows), or None."""
+    rows = _clean_rows(text)
+    if rows is None or not _int_safe(rows):
+        return None
+    recs = text.split("\n\n")
+    if len(recs) != len(rows):
+        return None
+    out: list[StackSample] = []
+    want = None if cpu is None else cpu.lstrip("0")
+    for rec, (comm, pid, tid, c, t, _period, event) in zip(recs, rows, strict=True):
+        if want is not None and c and c.lstrip("0") != want:
+            continue  # another CPU's record: not worth its stack
+        nl = rec.find("\n")
+        body = "" if nl < 0 else rec[nl + 1 :]
+        frames = bodies.get(body)
+        if frames is None:
+            frames = cache.stack([ln.strip() for ln in body.split("\n")] if body else [])
+            if len(bodies) < _BODY_CACHE_MAX:
+                bodies[body] = frames
+        out.append(StackSample(comm.strip() or "[unknown]", int(pid), int(tid or pid),
+                               int(c) if c else None, float(t) if t else None, event, frames))
+    return out
 
 
 def _records(text: str, base: int, cache: _FrameCache, bodies: dict[str, tuple[Frame, ...]],
              diags: list[Diagnostic], source: str, cpu: str | None = None
              ) -> Iterator[StackSample]:
+    fast = _fast_records(text, cache, bodies, cpu)
+    if fast is not None:
+        yield from fast
+        return
     pos = 0  # where the current record starts in `text`
     counted, line = 0, base  # line numbers are counted lazily, only when a note needs one
 
@@ -318,6 +412,65 @@ def _records(text: str, base: int, cache: _FrameCache, bodies: dict[str, tuple[F
                                         line_at(start)))
             continue
         yield s
+
+
+@dataclass
+class Summary:
+    """What a `perf script` text holds, without its stacks: the import needs no more."""
+
+    samples: int = 0
+    first: float | None = None  # finite sample times only
+    last: float | None = None
+    cpus: set[int] = field(default_factory=set)
+    events: Counter[str] = field(default_factory=Counter)
+
+    def add(self, s: StackSample) -> None:
+        self.samples += s.count
+        self.events[s.event] += s.count
+        if s.cpu is not None:
+            self.cpus.add(s.cpu)
+        self._times([s.time] if s.time is not None else [])
+
+    def add_rows(self, rows: list[Row]) -> None:
+        if not rows:
+            return
+        _, _, _, cpus, times, _, events = zip(*rows, strict=True)
+        self.samples += len(rows)
+        self.events.update(events)
+        self.cpus.update(int(c) for c in set(cpus) if c)
+        self._times(list(map(float, filter(None, times))))
+
+    def _times(self, ts: list[float]) -> None:
+        ts = [t for t in ts if math.isfinite(t)] if any(map(math.isinf, ts)) else ts
+        if not ts:
+            return
+        lo, hi = min(ts), max(ts)
+        if self.first is None or lo < self.first:
+            self.first = lo
+        if self.last is None or hi > self.last:
+            self.last = hi
+
+
+def summarize_blocks(blocks: Iterable[str], diagnostics: list[Diagnostic] | None = None,
+                     source: str = SOURCE) -> Summary:
+    """What `parse_blocks` would yield, summed (samples, time span, CPUs, events) with the
+    same notes, without building a stack: plain blocks are read from their header lines."""
+    diags = diagnostics if diagnostics is not None else []
+    got = Summary()
+    cache = _FrameCache()
+    bodies: dict[str, tuple[Frame, ...]] = {}
+    for text, base, whole in _whole_records(blocks):
+        if whole:
+            rows = _clean_rows(text)
+            if rows is not None and _int_safe(rows):
+                got.add_rows(rows)
+                continue
+            for s in _records(text, base, cache, bodies, diags, source):
+                got.add(s)
+        elif text.strip():
+            for s in parse(text.splitlines(), diags, source, base):
+                got.add(s)
+    return got
 
 
 def parse_text(text: str | bytes) -> tuple[list[StackSample], list[Diagnostic]]:
