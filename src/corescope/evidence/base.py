@@ -48,6 +48,13 @@ class Coverage:
     cpus: tuple[int, ...] = ()
 
     @property
+    def start(self) -> float | None:
+        """The oldest time any kind of evidence reaches."""
+        starts = [s.start for s in (self.cores, self.events, self.censuses, self.profiles)
+                  if s is not None]
+        return min(starts) if starts else None
+
+    @property
     def end(self) -> float | None:
         """The newest time any kind of evidence reaches."""
         ends = [s.end for s in (self.cores, self.events, self.censuses, self.profiles)

@@ -74,11 +74,11 @@ def import_and_investigate(obj: CliContext, paths: tuple[Path, ...], boot_time: 
     cov = ev.coverage()
     if cov.end is None:
         return report, None
-    span = cov.record_span
-    assert span is not None
     if since is None and until is None and last is None:
-        # a capture bundle: its own window; else everything imported
-        since, until = capture_window(store) or (span.start, cov.end)
+        # a capture bundle: its own window; else everything imported (a kernel log reaching
+        # back before the per-core record must not fall out of the window: its resets are
+        # the question)
+        since, until = capture_window(store) or (cov.start, cov.end)
     return report, investigate(ev, window_or_fail(cov, since, until, last))
 
 
