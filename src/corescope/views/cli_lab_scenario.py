@@ -7,6 +7,7 @@ from pathlib import Path
 import click
 
 from corescope.lab.scenarios import KINDS, generate
+from corescope.lab.scenarios.plan import ALSO, OMITTABLE
 from corescope.views.clitypes import POSITIVE_DURATION, FiniteFloatRange, emit_json, fail
 
 
@@ -26,19 +27,32 @@ from corescope.views.clitypes import POSITIVE_DURATION, FiniteFloatRange, emit_j
               help="Jitter and kernel-log chatter, 0 to 1 (default: from the seed).")
 @click.option("--dmesg-lines", type=click.IntRange(0, 10_000_000), default=None,
               help="Total kernel log lines (default: from the seed).")
+@click.option("--walker", default=None,
+              help="The process whose memory.stat reads walk the memcgs (default kubelet).")
+@click.option("--census-format", type=click.Choice(("v1", "v2")), default=None,
+              help="The census loop of a cgroup v1 (default) or v2 node.")
+@click.option("--omit", multiple=True, type=click.Choice(sorted(OMITTABLE)),
+              help="Evidence not saved (repeatable).")
+@click.option("--also", multiple=True, type=click.Choice(sorted(ALSO)),
+              help="A second story on top of the first (repeatable).")
+@click.option("--edge", type=click.Choice(("start", "end")), default=None,
+              help="Move one incident to the window's first or last seconds.")
 @click.option("-o", "--output", "output", type=click.Path(file_okay=False, path_type=Path),
               required=True, help="Directory to write (created; must be empty).")
 @click.option("--json", "as_json", is_flag=True, help="Print expected.json.")
 def scenario(kind: str, cpus: int, seed: int, duration: float, hot_cpu: int | None,
              unit: str | None, container: str | None, noise: float | None,
-             dmesg_lines: int | None, output: Path, as_json: bool) -> None:
+             dmesg_lines: int | None, walker: str | None, census_format: str | None,
+             omit: tuple[str, ...], also: tuple[str, ...], edge: str | None, output: Path,
+             as_json: bool) -> None:
     """Write one generated hour of a node's saved evidence (mpstat JSON, dmesg, perf script
     chunks, the census loop, /proc snapshots, systemctl/crictl, pressure loops) with its
     ground truth in expected.json. Deterministic: the same options give the same bytes."""
     try:
         exp = generate(kind, output, cpus=cpus, seed=seed, duration_s=int(duration),
                        hot_cpu=hot_cpu, unit=unit, container=container, noise=noise,
-                       dmesg_lines=dmesg_lines)
+                       dmesg_lines=dmesg_lines, walker=walker, census_format=census_format,
+                       omit=omit, also=also, edge=edge)
     except (ValueError, FileExistsError) as exc:
         fail(str(exc))
     except OSError as exc:

@@ -1,5 +1,6 @@
 """The zombie evidence a user saves: the census loop log
-(`while sleep 10; do date; cat /proc/cgroups; find /sys/fs/cgroup/memory -type d | wc -l; done`),
+(`while sleep 10; do date; cat /proc/cgroups; find /sys/fs/cgroup/memory -type d | wc -l; done`,
+on a v2 node `find /sys/fs/cgroup -type d`),
 `systemctl show -p Id,NRestarts,SubState,ActiveState,Result,ControlGroup,Restart '*.service'`
 and `crictl ps -a -o json`, all on a cgroup v1 node."""
 
@@ -46,6 +47,8 @@ def census_log(p: Plan) -> str:
         memory = live + dying_at(p, t)
         out.append(date_line(t) + "\n#subsys_name\thierarchy\tnum_cgroups\tenabled\n")
         for name, h in _CONTROLLERS:
+            if p.census_format == "v2":
+                h = 0  # one unified hierarchy: /proc/cgroups prints 0 for every controller
             n = memory if name == "memory" else 1 if name == "rdma" else (
                 live if name in ("cpuset", "freezer", "net_cls", "perf_event", "net_prio",
                                  "hugetlb") else live + live // 2)
@@ -73,9 +76,7 @@ def systemctl_show(p: Plan) -> str:
          "success"),
         ("systemd-tmpfiles-clean.service", "no", 0, "inactive", "dead", "success"),
     ]
-    culprit_unit = p.culprit_kind == "systemd-unit" and p.kind in ("zombie_chain",
-                                                                   "zombie_no_harm",
-                                                                   "crash_loop")
+    culprit_unit = p.culprit_kind == "systemd-unit" and p.looping
     if culprit_unit:
         units.insert(2, (p.unit, "on-failure", restarts_so_far(p), "activating",
                          "auto-restart", "exit-code"))
@@ -100,8 +101,7 @@ def pod_of(p: Plan, name: str) -> tuple[str, str, str, str]:
 def crictl_ps(p: Plan) -> str:
     r = rng_for(p.kind, p.seed, "crictl")
     created = int((p.end - 30) * 1e9)
-    looping = p.culprit_kind == "container" and p.kind in ("zombie_chain", "zombie_no_harm",
-                                                           "memory_pressure", "crash_loop")
+    looping = p.culprit_kind == "container" and (p.looping or p.kind == "memory_pressure")
     attempts = (restarts_so_far(p) if p.kind != "memory_pressure"
                 else r.randrange(4, 12))
 
@@ -145,8 +145,10 @@ def crictl_ps(p: Plan) -> str:
 
 
 def write(p: Plan, directory: Path) -> list[Path]:
-    return [
-        write_text(directory / "census.log", census_log(p), mtime=p.end),
-        write_text(directory / "systemctl_show.txt", systemctl_show(p), mtime=p.end),
-        write_text(directory / "crictl_ps.json", crictl_ps(p), mtime=p.end),
-    ]
+    out = []
+    if "census" not in p.omit:
+        out.append(write_text(directory / "census.log", census_log(p), mtime=p.end))
+    if "restarts" not in p.omit:
+        out += [write_text(directory / "systemctl_show.txt", systemctl_show(p), mtime=p.end),
+                write_text(directory / "crictl_ps.json", crictl_ps(p), mtime=p.end)]
+    return out

@@ -223,6 +223,8 @@ def noise_lines(p: Plan, target: int) -> list[Line]:
 
 def render(p: Plan, lines: list[Line]) -> str:
     parts = []
+    if "dmesg_time" in p.omit:  # `dmesg -t`: no timestamps at all
+        return "".join(f"{msg}\n" for _t, msg, _ in lines)
     if p.dmesg_format == "iso":
         for t, msg, _ in lines:
             us = round(t * 1e6)

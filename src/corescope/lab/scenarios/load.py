@@ -40,7 +40,7 @@ class Load:
         self.soft = [0.0] * n
         for c in range(n):
             train = c in p.train_cpus
-            if p.kind == "cpu_contention":
+            if p.contended:
                 u, s, i = r.uniform(86, 95), r.uniform(3, 8), 0.0
             elif p.kind == "memory_pressure":
                 u = r.uniform(30, 55) if train else r.uniform(3, 12)

@@ -24,6 +24,8 @@ _VARIANTS = 4  # leaf addresses vary a little between samples, as real IPs do
 
 def _addr(sym: str, dso: str) -> int:
     h = zlib.crc32(f"{dso}:{sym}".encode())
+    if dso == "[unknown]":  # JIT code: user addresses in an anonymous mapping
+        return 0x7f0000000000 + (h % 0x0400_0000 & ~0xF)
     if dso.startswith("["):
         base = 0xffffffffc0000000 if dso != S.K else 0xffffffff81000000
         return base + (h % 0x0100_0000 & ~0xF)
@@ -74,7 +76,8 @@ class PerfWriter:
         self.plan = p
         self.mix = mix
         self.idle = _Pick([(1.0, S.IDLE)])
-        self.walker = _Pick(S.WALKER)
+        self.walker = _Pick(S.walker_stacks(p.walker, p.census_format == "v2"))
+        self.neighbour = _Pick(S.NEIGHBOUR)
         self.kubelet = _Pick(S.KUBELET_USER)
         self.tuser = _Pick(S.trainer_user())
         self.tkern = _Pick(S.trainer_kernel())
@@ -85,9 +88,13 @@ class PerfWriter:
         self.java = _Pick(S.JAVA_USER)
         self.sched = _Pick(S.SCHED)
         self.ep_cpu_secs: dict[int, set[int]] = {}
+        self.neighbour_secs: set[tuple[int, int]] = set()
         for e in p.episodes:
             for i in range(int(e.start - p.start), int(e.end - p.start) + 1):
-                self.ep_cpu_secs.setdefault(e.cpu, set()).add(i)
+                if e.who == "neighbour":
+                    self.neighbour_secs.add((e.cpu, i))
+                else:
+                    self.ep_cpu_secs.setdefault(e.cpu, set()).add(i)
 
     def _stack(self, cpu: int, sec: int, x: float, y: float, z: float
                ) -> tuple[str, int, int, str]:
@@ -104,7 +111,7 @@ class PerfWriter:
         if v < usr:
             if p.kind == "healthy_bursty" and in_ep:
                 return "java", 31337, 31337 + cpu, self.java(y, z)
-            if p.kind == "cpu_contention" and y < 0.45:
+            if p.contended and y < 0.45:
                 return "java", 31337, 31337 + cpu, self.java(y / 0.45, z)
             if train:
                 return p.trainer, p.trainer_pid, tpid, self.tuser(y, z)
@@ -113,14 +120,16 @@ class PerfWriter:
             return "java", 31337, 31337 + cpu, self.java(y, z)
         v -= usr
         if v < sys_:
+            if (cpu, sec) in self.neighbour_secs:
+                return "restic", 40404, 40404 + cpu, self.neighbour(y, z)
             if in_ep and p.kind == "zombie_chain":
-                return "kubelet", p.kubelet_pid, p.kubelet_pid + 11, self.walker(y, z)
+                return p.walker[:15], p.kubelet_pid, p.kubelet_pid + 11, self.walker(y, z)
             if in_ep and p.kind == "softirq_storm":
                 kpid = 10 + cpu * 6
                 return f"ksoftirqd/{cpu}", kpid, kpid, self.ksoftirqd(y, z)
             if p.kind == "memory_pressure" and y < 0.7:
                 return ("java", 31337, 31337 + cpu, self.reclaim(y / 0.7, z))
-            if p.kind == "cpu_contention" and y < 0.5:
+            if p.contended and y < 0.5:
                 return "java", 31337, 31337 + cpu, self.sched(y * 2, z)
             if y < 0.08:
                 return "kubelet", p.kubelet_pid, p.kubelet_pid + 7, self.kubelet(0.99, z)
@@ -136,6 +145,8 @@ class PerfWriter:
 
     def write(self, directory: Path) -> list[Path]:
         p = self.plan
+        if "perf" in p.omit:
+            return []
         d = directory / "perf"
         d.mkdir(exist_ok=True)
         r = rng_for(p.kind, p.seed, "perf")

@@ -28,6 +28,15 @@ KINDS: tuple[str, ...] = tuple(ROOT_CAUSE)
 NO_NIC_EVENTS = frozenset({"healthy_bursty", "zombie_no_harm", "cpu_contention",
                            "memory_pressure", "crash_loop"})
 
+# evidence a user may not have saved: the perf chunks, the census loop, the interrupts
+# snapshot, the pressure loops, systemctl/crictl, and the kernel log's timestamps (`dmesg -t`)
+OMITTABLE = frozenset({"perf", "census", "interrupts", "pressure", "restarts", "dmesg_time"})
+# second stories: noisy neighbour cores in system time, a small leak under the threshold, a
+# large dying count that no longer grows, a coincidental hot core (not serving the NIC),
+# CPU contention (run-queue wait and CPU PSI)
+ALSO = frozenset({"neighbours", "small_leak", "flat_leak", "hot_core", "contention"})
+WALKERS = ("kubelet", "cadvisor", "node_exporter", "systemd", "metrics-agent")
+
 # 2026-11-02T00:00:00Z: hours are placed after it, some across midnight
 BASE_EPOCH = 1793577600
 USER_HZ = 100
@@ -51,6 +60,7 @@ class Episode:
     start: float  # epoch seconds
     end: float
     mode: str  # "sys" (memcg walk), "softirq" (NET_RX storm), "usr" (healthy burst)
+    who: str = ""  # "neighbour": another process's kernel work, not the story's
 
     @property
     def duration(self) -> float:
@@ -99,6 +109,12 @@ class Plan:
     dying_per_hour: float = 0.0
     live_memcgs: int = 240
     restarts_per_hour: float = 0.0
+    # knobs for harder stories (defaults: the stories as first written, byte for byte)
+    walker: str = "kubelet"  # the process whose stats read walks the memcgs
+    census_format: str = "v1"  # "v1" | "v2" (the census loop on a cgroup v2 node)
+    omit: frozenset[str] = frozenset()  # evidence not saved: see OMITTABLE
+    also: frozenset[str] = frozenset()  # a second story layered on the first: see ALSO
+    edge: str | None = None  # "start" | "end": an incident at the window's very edge
 
     @property
     def end(self) -> int:
@@ -107,6 +123,17 @@ class Plan:
     @property
     def root_cause(self) -> str:
         return ROOT_CAUSE[self.kind]
+
+    @property
+    def contended(self) -> bool:
+        """Every core busy and tasks waiting for them (the story, or a second story)."""
+        return self.kind == "cpu_contention" or "contention" in self.also
+
+    @property
+    def looping(self) -> bool:
+        """A unit or container restarts over and over (the culprit's or a small leak's)."""
+        return self.kind in ("zombie_chain", "zombie_no_harm", "crash_loop") \
+            or "small_leak" in self.also
 
 
 def rng_for(kind: str, seed: int, salt: str = "") -> random.Random:
@@ -125,13 +152,27 @@ def make_plan(kind: str, cpus: int = 96, seed: int = 1, duration_s: int = 3600,
               dmesg_lines: int | None = None, perf_cpus: tuple[int, ...] | None = None,
               dmesg_format: str | None = None, perf_clock: str | None = None,
               perf_compress: str | None = None, mpstat_compress: str | None = None,
-              start: int | None = None) -> Plan:
+              start: int | None = None, walker: str | None = None,
+              census_format: str | None = None, omit: tuple[str, ...] | None = None,
+              also: tuple[str, ...] | None = None, edge: str | None = None) -> Plan:
     if kind not in ROOT_CAUSE:
         raise ValueError(f"unknown scenario kind {kind!r} (known: {', '.join(KINDS)})")
     if not 2 <= cpus <= 1024:
         raise ValueError("cpus must be between 2 and 1024")
     if not 60 <= duration_s <= 6 * 3600:
         raise ValueError("duration must be between 60 s and 6 h")
+    if omit and not set(omit) <= OMITTABLE:
+        raise ValueError(f"cannot omit {sorted(set(omit) - OMITTABLE)} (can omit: "
+                         f"{', '.join(sorted(OMITTABLE))})")
+    if also and not set(also) <= ALSO:
+        raise ValueError(f"unknown second story {sorted(set(also) - ALSO)} (known: "
+                         f"{', '.join(sorted(ALSO))})")
+    if walker is not None and not walker.replace("-", "").replace("_", "").isalnum():
+        raise ValueError(f"walker {walker!r}: a process name (letters, digits, - and _)")
+    if census_format not in (None, "v1", "v2"):
+        raise ValueError("census format must be v1 or v2")
+    if edge not in (None, "start", "end"):
+        raise ValueError("edge must be start or end")
     r = rng_for(kind, seed)
     if start is None:
         day = r.randrange(0, 20)
@@ -151,8 +192,9 @@ def make_plan(kind: str, cpus: int = 96, seed: int = 1, duration_s: int = 3600,
     # irqbalance moved the incident queue's IRQ onto the hot core
     queue_cpu[hot_queue] = (hot_cpu,)
     train_cpus = frozenset(c for c in range(cpus) if c % 8 not in (0, 7)) | {hot_cpu}
-    other = next(c for c in sorted(train_cpus, key=lambda c: (c * 7919 + seed) % cpus)
-                 if c != hot_cpu)
+    # the second profiled CPU: a training core other than the hot one (on 2 CPUs, any other)
+    other = next((c for c in sorted(train_cpus, key=lambda c: (c * 7919 + seed) % cpus)
+                  if c != hot_cpu), (hot_cpu + 1) % cpus)
     unit = unit or r.choice(UNITS)
     container = container or r.choice(CONTAINERS)
     noise_v = round(r.uniform(0.15, 0.7), 2) if noise is None else noise
@@ -177,7 +219,15 @@ def make_plan(kind: str, cpus: int = 96, seed: int = 1, duration_s: int = 3600,
         mpstat_compress=mpstat_compress or r.choice(("none", "gz")),
         mpstat_date=r.choice(("c", "iso")), uptime_file=r.random() < 0.5,
     )
+    plan.walker = walker or "kubelet"
+    plan.census_format = census_format or "v1"
+    plan.omit = frozenset(omit or ())
+    plan.also = frozenset(also or ())
+    plan.edge = edge
     _story(plan, r)
+    # the knobs draw from their own generators, so the stories without them keep their bytes
+    _edge(plan, rng_for(kind, seed, "edge"))
+    _also(plan, rng_for(kind, seed, "also"))
     if kind in NO_NIC_EVENTS and r.random() < 0.5:
         # a Mellanox NIC instead: its queue IRQs are `mlx5_compN@pci:BDF`
         plan.nic_driver, plan.bus = "mlx5_core", "0000:08:00.0"
@@ -266,3 +316,52 @@ def _story(p: Plan, r: random.Random) -> None:
 def _quiet_zombies(p: Plan, r: random.Random) -> None:
     p.dying_start = r.randrange(40, 400)
     p.dying_per_hour = 0.0
+
+
+def _edge(p: Plan, r: random.Random) -> None:
+    """Move one of the story's reset-causing episodes to the window's first or last seconds."""
+    long_eps = [e for e in p.episodes if e.duration >= 5.0 and e.mode != "usr"]
+    if p.edge is None or not long_eps:
+        return
+    e = long_eps[0] if p.edge == "start" else long_eps[-1]
+    length = e.duration
+    a = p.start + r.uniform(0.5, 2.0) if p.edge == "start" \
+        else p.end - length - r.uniform(2.5, 3.0)  # its stall line lands in the last second
+    p.episodes = sorted([x for x in p.episodes if x is not e]
+                        + [Episode(e.cpu, round(a, 3), round(a + length, 3), e.mode, e.who)],
+                        key=lambda x: x.start)
+
+
+def _also(p: Plan, r: random.Random) -> None:
+    if "small_leak" in p.also:
+        # a crash loop leaking slowly, far under the threshold
+        if p.culprit is None:
+            p.culprit_kind = "systemd-unit"
+        p.restarts_per_hour = p.restarts_per_hour or 360.0
+        p.dying_start, p.dying_per_hour = r.randrange(150, 400), r.uniform(40, 120)
+    if "flat_leak" in p.also:
+        # many dying memcgs from an old leak that stopped: past the threshold, not growing
+        p.dying_start, p.dying_per_hour = r.randrange(30_000, 60_000), 0.0
+    others = [c for c in range(p.cpus) if c != p.hot_cpu
+              and all(c not in cpus for q, cpus in p.queue_cpu.items() if q == p.hot_queue)]
+    if "neighbours" in p.also and others:
+        # other cores' kernel work (a backup's page-cache copy): bursts at random, and one
+        # ending right before each reset-causing episode does, so the nearest episode before
+        # the stall is not the guilty core's
+        n = r.choice(others)
+        eps = [Episode(n, a, b, "sys", "neighbour")
+               for a, b in _spread(r, p.start, p.duration_s, max(2, p.duration_s // 600), 120,
+                                   (3.0, 6.0))]
+        eps += [Episode(n, e.end - 2.5, e.end + 0.3, "sys", "neighbour") for e in p.episodes
+                if e.duration >= 5.0 and e.cpu == p.hot_cpu and e.mode != "usr"]
+        p.episodes = sorted(p.episodes + eps, key=lambda x: x.start)
+        p.perf_cpus = tuple(sorted(set(p.perf_cpus) | {n}))
+    if "hot_core" in p.also and others:
+        # a core saturated in system time by chance, before the device's own failures
+        c = others[len(others) // 2]
+        from corescope.lab.scenarios.dmesg import story_lines
+        times = sorted(t for t, _m, k in story_lines(p) if k == "nic_keepalive_timeout")
+        p.episodes = sorted(p.episodes + [Episode(c, t - r.uniform(9, 14), t - r.uniform(1, 3),
+                                                  "sys", "neighbour") for t in times],
+                            key=lambda x: x.start)
+        p.perf_cpus = tuple(sorted(set(p.perf_cpus) | {c}))

@@ -35,7 +35,7 @@ def _oom_times(p: Plan) -> list[float]:
 def _stall(p: Plan, t: float, r_val: float, ooms: list[float]) -> dict[str, tuple[float, float]]:
     """(some %, full %) per resource at time t."""
     cpu = 0.4 + 3.0 * p.noise * r_val
-    if p.kind == "cpu_contention":
+    if p.contended:
         cpu = 45.0 + 25.0 * math.sin((t - p.start) / 400.0) ** 2 + 10 * r_val
     mem = 0.0 if r_val < 0.9 else 0.3
     full = 0.0
@@ -91,7 +91,7 @@ def schedstat_log(p: Plan, totals: Totals) -> str:
     mask_words = -(-p.cpus // 32)
     full_mask = ",".join("ffffffff" for _ in range(mask_words))
     wait_factor = [r.uniform(0.02, 0.08) for _ in range(p.cpus)]
-    if p.kind == "cpu_contention":
+    if p.contended:
         wait_factor = [r.uniform(0.6, 1.8) for _ in range(p.cpus)]
     out = []
     for i in sorted(totals.snapshots):
@@ -204,6 +204,8 @@ def vmstat_log(p: Plan) -> str:
 
 
 def write(p: Plan, directory: Path, totals: Totals) -> list[Path]:
+    if "pressure" in p.omit:
+        return []
     out = [write_text(directory / "schedstat.log", schedstat_log(p, totals), mtime=p.end),
            write_text(directory / "vmstat.log", vmstat_log(p), mtime=p.end)]
     if has_psi(p):

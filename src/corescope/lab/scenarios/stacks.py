@@ -165,3 +165,74 @@ SCHED: list[tuple[float, Stack]] = [
     (0.5, _k("pick_next_task_fair", "__schedule", "schedule", "futex_wait_queue_me",
              "futex_wait", "do_futex", "__x64_sys_futex") + _SYSCALL),
 ]
+
+
+# Other processes that read memory.stat and so walk the memcgs: cAdvisor standalone and
+# node_exporter (static Go binaries), systemd (its memory accounting), and a site's own agent
+# (a Python script). Each reads through read(2) from its own user frames.
+_GO_READ = (("syscall.Syscall", "{bin}"), ("syscall.read", "{bin}"),
+            ("internal/poll.(*FD).Read", "{bin}"), ("os.(*File).Read", "{bin}"),
+            ("io.ReadAll", "{bin}"), ("os.ReadFile", "{bin}"))
+_WALKER_USER: dict[str, Stack] = {
+    "cadvisor": tuple((s, "/usr/bin/cadvisor") for s, _ in _GO_READ) + (
+        ("github.com/opencontainers/runc/libcontainer/cgroups/fs.getMemoryData",
+         "/usr/bin/cadvisor"),
+        ("github.com/google/cadvisor/container/libcontainer.(*Handler).GetStats",
+         "/usr/bin/cadvisor"),
+        ("github.com/google/cadvisor/manager.(*containerData).housekeepingTick",
+         "/usr/bin/cadvisor"), ("runtime.goexit", "/usr/bin/cadvisor")),
+    "node_exporter": tuple((s, "/bin/node_exporter") for s, _ in _GO_READ) + (
+        ("github.com/prometheus/procfs/internal/util.ReadFileNoStat", "/bin/node_exporter"),
+        ("github.com/prometheus/node_exporter/collector.(*cgroupsCollector).Update",
+         "/bin/node_exporter"), ("runtime.goexit", "/bin/node_exporter")),
+    "systemd": (("__libc_read", LIBC),
+                ("read_full_virtual_file", "/lib/systemd/libsystemd-shared-245.so"),
+                ("cg_get_keyed_attribute_full", "/lib/systemd/libsystemd-shared-245.so"),
+                ("unit_get_memory_current", "/lib/systemd/systemd"),
+                ("manager_dispatch_cgroup_realize_queue", "/lib/systemd/systemd"),
+                ("main", "/lib/systemd/systemd")),
+}
+_AGENT_USER: Stack = (("__libc_read", LIBC), ("_Py_read", PY), ("_io_FileIO_readall", PY),
+                      ("_PyEval_EvalFrameDefault", PY), ("pymain_run_python", PY),
+                      ("Py_RunMain", PY), ("__libc_start_main", LIBC))
+
+# the memory.stat read on a cgroup v2 node: rstat flushing over every memcg with updates,
+# dying ones included (5.10's memory_stat_show → memory_stat_format)
+_V2_KERNEL: list[tuple[float, Stack]] = [
+    (0.55, _k("mem_cgroup_css_rstat_flush", "cgroup_rstat_flush_locked", "cgroup_rstat_flush",
+              "mem_cgroup_flush_stats", "memory_stat_format", "memory_stat_show")),
+    (0.15, _k("cgroup_rstat_flush_locked", "cgroup_rstat_flush", "mem_cgroup_flush_stats",
+              "memory_stat_format", "memory_stat_show")),
+    (0.15, _k("_raw_spin_lock_irqsave", "cgroup_rstat_flush_locked", "cgroup_rstat_flush",
+              "mem_cgroup_flush_stats", "memory_stat_format", "memory_stat_show")),
+    (0.15, _k("memcg_page_state", "memory_stat_format", "memory_stat_show")),
+]
+WALKER_FUNCTION_V2 = "mem_cgroup_css_rstat_flush"
+
+
+def walker_stacks(comm: str, v2: bool) -> list[tuple[float, Stack]]:
+    """The walk as `comm` shows it: kubelet on v1 is WALKER itself; others swap the user
+    frames (and, on v2, the kernel path)."""
+    if comm == "kubelet" and not v2:
+        return WALKER
+    user = _KUBELET_READ_USER if comm == "kubelet" else _WALKER_USER.get(comm, _AGENT_USER)
+    kern = [(w, st[: len(st) - len(_READ) - len(_SYSCALL) - len(_KUBELET_READ_USER)])
+            for w, st in WALKER] if not v2 else _V2_KERNEL
+    return [(w, k + _READ + _SYSCALL + user) for w, k in kern]
+
+
+# a neighbour's kernel work: a backup copying files through the page cache
+NEIGHBOUR: list[tuple[float, Stack]] = [
+    (0.5, _k("copy_user_enhanced_fast_string", "copyout", "copy_page_to_iter",
+             "generic_file_buffered_read", "xfs_file_buffered_aio_read", "xfs_file_read_iter",
+             "new_sync_read", "vfs_read", "ksys_read", "__x64_sys_read") + _SYSCALL
+     + (("__libc_read", LIBC), ("main", "/usr/bin/restic"))),
+    (0.3, _k("find_get_entry", "pagecache_get_page", "generic_file_buffered_read",
+             "xfs_file_buffered_aio_read", "xfs_file_read_iter", "new_sync_read", "vfs_read",
+             "ksys_read", "__x64_sys_read") + _SYSCALL
+     + (("__libc_read", LIBC), ("main", "/usr/bin/restic"))),
+    (0.2, _k("xas_load", "find_get_entry", "pagecache_get_page", "generic_file_buffered_read",
+             "xfs_file_buffered_aio_read", "xfs_file_read_iter", "new_sync_read", "vfs_read",
+             "ksys_read", "__x64_sys_read") + _SYSCALL
+     + (("__libc_read", LIBC), ("main", "/usr/bin/restic"))),
+]

@@ -98,7 +98,7 @@ def proc_stat(p: Plan, totals: Totals) -> str:
     lines.append(f"ctxt {int(up * p.cpus * r.uniform(800, 3000))}")
     lines.append(f"btime {p.boot_time}")
     lines.append(f"processes {int(up * r.uniform(5, 40))}")
-    lines.append(f"procs_running {r.randrange(2, p.cpus)}")
+    lines.append(f"procs_running {r.randrange(2, max(3, p.cpus))}")
     lines.append("procs_blocked 0")
     soft = [int(up * r.uniform(10, 900)) for _ in range(10)]
     lines.append(f"softirq {sum(soft)} " + " ".join(map(str, soft)))
@@ -106,8 +106,9 @@ def proc_stat(p: Plan, totals: Totals) -> str:
 
 
 def write(p: Plan, directory: Path, totals: Totals) -> list[Path]:
-    out = [write_text(directory / "proc_interrupts.txt", proc_interrupts(p), mtime=p.end),
-           write_text(directory / "proc_stat.txt", proc_stat(p, totals), mtime=p.end)]
+    out = [] if "interrupts" in p.omit else [
+        write_text(directory / "proc_interrupts.txt", proc_interrupts(p), mtime=p.end)]
+    out.append(write_text(directory / "proc_stat.txt", proc_stat(p, totals), mtime=p.end))
     if p.uptime_file:
         out.append(write_text(directory / "uptime_since.txt",
                               time.strftime("%Y-%m-%d %H:%M:%S\n", time.gmtime(p.boot_time)),
