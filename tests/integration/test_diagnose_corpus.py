@@ -27,17 +27,38 @@ CASES = [
 ]
 
 
-def generate(tmp: Path, kind: str, seed: int, cpus: int) -> tuple[Path, dict[str, Any]]:
+# the harder shapes (`lab scenario` knobs), each one the diagnosis once got wrong: two cores
+# saturated before each stall (a busy neighbour and the guilty one), with and without
+# stacks; CPU contention beside a leak or a softirq storm (present is not explaining); no
+# census (the stacks carry the claim); a kernel log without timestamps (not a healthy node);
+# the smallest node; no stacks and no census (nothing to name, but the core is named)
+HARD = [
+    ("zombie_chain", 62, 16, ("--also", "neighbours", "--duration", "20m")),
+    ("zombie_chain", 63, 16, ("--also", "neighbours", "--omit", "perf", "--duration", "20m")),
+    ("zombie_chain", 72, 16, ("--also", "contention", "--duration", "20m")),
+    ("softirq_storm", 73, 16, ("--also", "contention", "--duration", "20m")),
+    ("zombie_chain", 54, 16, ("--omit", "census", "--duration", "20m")),
+    ("hardware_fault", 58, 16, ("--omit", "dmesg_time", "--duration", "20m")),
+    ("zombie_chain", 31, 2, ("--duration", "20m")),
+    ("zombie_chain", 55, 16, ("--omit", "perf", "--omit", "census", "--duration", "20m")),
+    ("zombie_chain", 53, 16, ("--census-format", "v2", "--walker", "cadvisor",
+                              "--duration", "20m")),
+]
+
+
+def generate(tmp: Path, kind: str, seed: int, cpus: int,
+             extra: tuple[str, ...] = ("--duration", "30m")) -> tuple[Path, dict[str, Any]]:
     out = tmp / f"{kind}-{seed}"
     run_cli("lab", "scenario", "--kind", kind, "--seed", str(seed), "--cpus", str(cpus),
-            "--duration", "30m", "-o", str(out), check=True, timeout=300)
+            *extra, "-o", str(out), check=True, timeout=300)
     return out, json.loads((out / "expected.json").read_text())
 
 
-@pytest.mark.parametrize("kind,seed,cpus", CASES)
+@pytest.mark.parametrize("kind,seed,cpus,extra", [(*c, ("--duration", "30m")) for c in CASES]
+                         + HARD)
 def test_diagnose_names_the_generated_root_cause(tmp_path: Path, kind: str, seed: int,
-                                                 cpus: int) -> None:
-    scen, want = generate(tmp_path, kind, seed, cpus)
+                                                 cpus: int, extra: tuple[str, ...]) -> None:
+    scen, want = generate(tmp_path, kind, seed, cpus, extra)
     d = run_cli_json("diagnose", str(scen), "--json", timeout=600)
     v = d["verdict"]
     assert v["root_cause"] == want["root_cause"], (v, [
@@ -54,8 +75,13 @@ def test_diagnose_names_the_generated_root_cause(tmp_path: Path, kind: str, seed
         assert v["hot_cpu"] == want["hot_cpu"], v
     if want.get("walker"):
         assert v["walker"] == want["walker"], (v["walker"], want["walker"])
+    if want["root_cause"] == "undetermined":
+        # nothing is named, but what was missing is said
+        assert any(h["verdict"] == "not_measured" for h in d["hypotheses"]), d["hypotheses"]
+        return
     assert 0.0 < v["confidence"] <= 1.0
-    if want["root_cause"] == "zombie_memcg_leak":
+    if want["root_cause"] == "zombie_memcg_leak" and want["culprit"] \
+            and "census" not in want["knobs"]["omit"] and want["walker"]:
         steps = [link["step"] for link in d["chain"]]
         assert steps == ["leaking_source", "dying_memcgs", "walker", "core_saturated",
                          "nic_queue_stall", "reset"], steps
@@ -67,10 +93,13 @@ def test_look_alikes_accuse_nothing_they_should_not(tmp_path: Path) -> None:
     """No hypothesis (not only the verdict) supports a zombie leak on the softirq storm or
     the hardware case, and nothing but `healthy` is supported on healthy load."""
     for kind, seed, cpus in (("softirq_storm", 21, 16), ("hardware_fault", 22, 16),
-                             ("healthy_bursty", 23, 16)):
+                             ("healthy_bursty", 23, 16), ("hypervisor_steal", 24, 16)):
         scen, _want = generate(tmp_path, kind, seed, cpus)
         d = run_cli_json("diagnose", str(scen), "--json", timeout=600)
         supported = {h["name"] for h in d["hypotheses"] if h["verdict"] == "supported"}
         assert "zombie_memcg_leak" not in supported, (kind, supported)
         if kind == "healthy_bursty":
             assert supported == {"healthy"}, supported
+        if kind == "hypervisor_steal":
+            # the stalls follow steal on the serving core: not the device's fault
+            assert "hardware_fault" not in supported, supported

@@ -29,6 +29,7 @@ from corescope.store import census as census_store
 from corescope.store import events as store_events
 from corescope.store import profiles as ring
 from corescope.store.db import Store
+from corescope.store.imports import read_imports
 from corescope.store.meta import is_analyzed
 from corescope.store.series import read_matrix, read_samples, time_span
 from corescope.timeparse import format_duration
@@ -134,8 +135,17 @@ class StoreEvidence:
                          ps.read_vmstat(self.store, t0, t1))
 
     def statuses(self) -> list[SensorStatus]:
-        return [SensorStatus("store", True, f"reading {self.store.directory}"),
-                self._ring_status()]
+        out = [SensorStatus("store", True, f"reading {self.store.directory}"),
+               self._ring_status()]
+        if is_analyzed(self.store) and self.coverage().events is None:
+            # nothing imported was a kernel log: zero events means not looked, not quiet
+            why = next((f"{r.file}: {r.reason}" for r in read_imports(self.store)
+                        if r.status == "skipped" and r.reason and "kernel log" in r.reason),
+                       None)
+            out.append(SensorStatus("events", False, "no kernel log among the analyzed "
+                                    "artifacts" + (f" ({why})" if why else "")
+                                    + ": NIC, OOM and hardware incidents not measured"))
+        return out
 
     def _ring_status(self) -> SensorStatus:
         name = "profile ring"

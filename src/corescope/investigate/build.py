@@ -162,11 +162,15 @@ def resolution(samples: Sequence[CoreSample], cpu: int, t: float, window_s: floa
 
 def hot_core_profiles(ev: Evidence, views: list[IncidentView], before_s: float
                       ) -> list[HotCoreProfile]:
-    """The stacks of each incident's nearest hot core in the `before_s` before it. Incidents
-    of one burst on one core share a window: each (cpu, window) is read once."""
+    """The stacks of each incident's hot cores in the `before_s` before it: the nearest
+    first, then any other core saturated before it (a busy neighbour and the guilty core can
+    both precede a stall; the stacks tell them apart). Incidents of one burst on one core
+    share a window: each (cpu, window) is read once."""
     out: list[HotCoreProfile] = []
-    for v in views:
-        near = v.incident.nearest
+    order = [(v, p) for v in views
+             for p in sorted(v.incident.preceding,
+                             key=lambda p: (p is not v.incident.nearest, p.lead_s, p.cpu))]
+    for v, near in order:
         if near is None:
             continue
         e = v.incident.event
@@ -176,8 +180,11 @@ def hot_core_profiles(ev: Evidence, views: list[IncidentView], before_s: float
         if len(out) >= MAX_PROFILES:
             break
         diags: list[Diagnostic] = []
-        prof = Profile()
-        for sample, _wall in ev.stacks(lo, hi, near.cpu, diags):
+        prof, during = Profile(), Profile()
+        for sample, wall in ev.stacks(lo, hi, near.cpu, diags):
             prof.add(sample)
-        out.append(HotCoreProfile(near.cpu, lo, hi, e.id, e.time, prof, tuple(diags[:20])))
+            if near.start <= wall <= near.end:
+                during.add(sample)
+        out.append(HotCoreProfile(near.cpu, lo, hi, e.id, e.time, prof, tuple(diags[:20]),
+                                  during))
     return out

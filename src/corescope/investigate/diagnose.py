@@ -20,9 +20,15 @@ from corescope.investigate.diagnosis import (
     Verdict,
 )
 from corescope.investigate.hypotheses import HYPOTHESIS_MODULES
-from corescope.investigate.hypotheses.common import fact, preceded, real_incidents
-from corescope.investigate.model import Investigation
+from corescope.investigate.hypotheses.common import (
+    fact,
+    preceded,
+    preceded_on,
+    real_incidents,
+)
+from corescope.investigate.model import IncidentView, Investigation
 from corescope.model.cgroups import Thresholds
+from corescope.model.events import PrecedingEpisode
 
 # root causes that explain incidents, strongest claim first on equal scores
 PRIMARY = ("zombie_memcg_leak", "irq_softirq_saturation", "hardware_fault", "memory_pressure",
@@ -31,6 +37,25 @@ FALLBACK = ("zombie_leak_no_harm", "crash_loop", "healthy")
 # root causes whose claim is "a saturated core preceded the incidents": weighed by how
 # surprising that correlation is
 CORRELATED = ("zombie_memcg_leak", "irq_softirq_saturation")
+# the evidence that counts the incidents each root cause accounts for. A cause that explains
+# the node's incidents outranks one that is only present (CPU contention or memory stalls
+# beside NIC resets a starved core preceded): scores say how sure each claim is, not how
+# much of what happened it explains.
+EXPLAINS = {"zombie_memcg_leak": ("preceded_by_system_time_core",),
+            "irq_softirq_saturation": ("incidents_after_softirq_core",),
+            "hardware_fault": ("nic_incidents_without_starved_core", "hardware_errors"),
+            "memory_pressure": ("oom_kills",),
+            "hypervisor_steal": ("incidents_after_steal",)}
+
+
+def explained(h: Hypothesis) -> int:
+    """How many of the window's incidents a hypothesis accounts for (from its evidence)."""
+    n = 0
+    for key in EXPLAINS.get(h.name, ()):
+        f = h.evidence.get(key)
+        if f is not None and isinstance(f.value, int | float) and not isinstance(f.value, bool):
+            n += int(f.value)
+    return n
 
 
 def evaluate_all(inv: Investigation, thr: Thresholds) -> list[Hypothesis]:
@@ -45,6 +70,8 @@ def diagnose(inv: Investigation, thr: Thresholds) -> Diagnosis:
     by = {h.name: h for h in hyps}
     supported = [by[n] for n in PRIMARY if n in by and by[n].verdict == SUPPORTED]
     winner: Hypothesis | None = None
+    if real_incidents(inv):
+        supported = [h for h in supported if explained(h) > 0] or supported
     if supported:
         winner = max(supported, key=lambda h: (h.score, -PRIMARY.index(h.name)))
     else:
@@ -119,7 +146,7 @@ def _zombie_chain(inv: Investigation, v: Verdict, by: dict[str, Hypothesis]) -> 
 
 
 def _saturation_links(inv: Investigation, cpu: int | None) -> list[Link]:
-    hot = [(view, e) for view, e in preceded(inv) if e.cpu == cpu]
+    hot = preceded_on(inv, cpu) if cpu is not None else []
     eps = [e for _v, e in hot] or [e for e in inv.episodes if e.cpu == cpu]
     if not eps:
         return []
@@ -143,13 +170,14 @@ def _nic_links(inv: Investigation, cpu: int | None) -> list[Link]:
     if not incs:
         return []
     links = []
-    mine = [view for view in incs if view.incident.nearest is not None
-            and view.incident.nearest.cpu == cpu] if cpu is not None else incs
+    mine = [view for view in incs if any(p.cpu == cpu for p in view.incident.preceding)] \
+        if cpu is not None else incs
     stall = next((view for view in (mine or incs) if view.incident.event.queue is not None),
                  None)
     if stall is not None:
         e = stall.incident.event
-        served = stall.incident.nearest.serves_queue if stall.incident.nearest else None
+        on = _on(stall, cpu)
+        served = on.serves_queue if on is not None else None
         links.append(Link("nic_queue_stall",
                           f"{e.iface or e.device or 'the NIC'} queue {e.queue}"
                           + {True: f", served by cpu{cpu}, stalls",
@@ -161,7 +189,7 @@ def _nic_links(inv: Investigation, cpu: int | None) -> list[Link]:
     resets = [view for view in (mine or incs)
               if view.incident.event.kind == "nic_reset"
               or any(r.kind == "nic_reset" for r in view.incident.related)]
-    leads = [view.incident.nearest.lead_s for view in mine if view.incident.nearest]
+    leads = [on.lead_s for view in mine if (on := _on(view, cpu)) is not None]
     ev = {"resets": fact(len(resets), "bursts", "kernel log"),
           "incidents": fact(len(mine or incs), "events", "kernel log")}
     if leads:
@@ -170,6 +198,14 @@ def _nic_links(inv: Investigation, cpu: int | None) -> list[Link]:
                       + (f", {statistics.median(leads):.1f}s after the core saturated"
                          if leads else ""), ev))
     return links
+
+
+def _on(view: IncidentView, cpu: int | None) -> PrecedingEpisode | None:
+    """The episode on `cpu` before the incident (the nearest when no CPU is named)."""
+    if cpu is None:
+        return view.incident.nearest
+    return min((p for p in view.incident.preceding if p.cpu == cpu),
+               key=lambda p: p.lead_s, default=None)
 
 
 def _softirq_chain(inv: Investigation, v: Verdict) -> list[Link]:

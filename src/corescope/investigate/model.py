@@ -84,6 +84,9 @@ class HotCoreProfile:
     event_time: float
     profile: Profile
     diagnostics: tuple[Diagnostic, ...] = ()
+    # the same CPU's stacks in the saturated seconds only (the episode before the incident):
+    # what the core did while starved, undiluted by the rest of the window
+    during: Profile | None = None
 
 
 @dataclass(frozen=True)

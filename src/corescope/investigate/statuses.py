@@ -34,8 +34,10 @@ def derived_statuses(source: str, given: list[SensorStatus], window: Window,
     if lost:
         detail += f"; {lost} kernel log records were lost (overwritten before read)"
     has_log = bool(events) or (ring is not None and ring.ok) or source in ("store", "artifacts")
-    out.append(SensorStatus("events", has_log, detail if has_log else
-                            "no kernel log read: " + (ring.detail if ring else "none stored")))
+    if "events" not in names:  # the evidence may have said it has no kernel log at all
+        out.append(SensorStatus("events", has_log, detail if has_log else
+                                "no kernel log read: " + (ring.detail if ring else
+                                                          "none stored")))
     if zombies is not None and "memcg_census" not in names:
         c = zombies.census
         if c is None or c.dying is None:

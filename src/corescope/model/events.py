@@ -118,7 +118,11 @@ class Incident:
 
     @property
     def nearest(self) -> PrecedingEpisode | None:
-        return min(self.preceding, key=lambda p: (p.lead_s, p.cpu), default=None)
+        """The episode most likely to have starved the event: one on a CPU that serves the
+        event's queue when the interrupt map says so (a busy neighbour that happened to end
+        later is not the cause), else the one that ended last before it."""
+        return min(self.preceding, key=lambda p: (p.serves_queue is not True, p.lead_s, p.cpu),
+                   default=None)
 
 
 @dataclass(frozen=True)

@@ -18,6 +18,28 @@ def where_of(e: KernelEvent) -> str:
     return " ".join(x for x in (e.driver, e.device, e.iface) if x)
 
 
+# What to do next, by verdict ({culprit}, {cpu}: the verdict's; "?" when unknown). Advice
+# only: corescope never acts on a node.
+NEXT = {
+    "zombie_memcg_leak": "stop the leak at its source ({culprit}: why does it restart?); the "
+                         "dying memcgs go as their pages are reclaimed; meanwhile keep the "
+                         "NIC queue IRQs off cpu{cpu} or slow the walker's stats reads",
+    "zombie_leak_no_harm": "fix the restarts of {culprit} before the count reaches the "
+                           "threshold; watch `corescope zombies`",
+    "irq_softirq_saturation": "spread the NIC queue IRQs over more cores (irqbalance, "
+                              "/proc/irq/N/smp_affinity, RPS) so cpu{cpu} is not alone",
+    "hardware_fault": "drain the node and have the hardware checked ({culprit}); "
+                      "`ethtool -S` and the EDAC counters say which part",
+    "cpu_contention": "find what oversubscribes the CPUs (run-queue wait per CPU, PSI) and "
+                      "cap or move it",
+    "memory_pressure": "raise the memory limit of, or fix, what hits it ({culprit})",
+    "hypervisor_steal": "the host does not run this vCPU: move the instance (stop/start) or "
+                        "ask the provider",
+    "crash_loop": "read why {culprit} exits (journalctl -u, crictl logs)",
+    "undetermined": "collect what was not measured (below) and run again",
+}
+
+
 def print_diagnosis(d: Diagnosis | None, hypotheses: bool = False) -> None:
     """The verdict and the causal chain first; the hypothesis sweep when asked."""
     if d is None:
@@ -33,13 +55,23 @@ def print_diagnosis(d: Diagnosis | None, hypotheses: bool = False) -> None:
     echo("diagnosis: " + ", ".join(bits) + f" (confidence {v.confidence:.2f})")
     for i, link in enumerate(d.chain, 1):
         echo(f"  {i}. {link.step}: {link.summary}")
+    advice = NEXT.get(v.root_cause)
+    if advice:
+        echo("  next: " + advice.format(culprit=v.culprit or "?",
+                                        cpu="?" if v.hot_cpu is None else v.hot_cpu))
     if v.root_cause == "undetermined":
         # say what would decide it: the hypotheses something pointed at but that lack evidence
-        missing = [h for h in d.hypotheses if h.verdict == "not_measured" and h.score > 0]
+        unmeasured = [h for h in d.hypotheses if h.verdict == "not_measured"]
+        missing = [h for h in unmeasured if h.score > 0] or unmeasured
         for h in missing:
             echo(f"  to decide {h.name}: {h.would_change}")
         if not missing and not hypotheses:
             echo("  no hypothesis fits what was measured (`corescope diagnose` shows each)")
+    else:
+        missing = [h for h in d.hypotheses if h.verdict == "not_measured"]
+        if missing:
+            echo("  not measured: " + "; ".join(f"{h.name} (needs {h.would_change})"
+                                                 for h in missing))
     if hypotheses:
         echo("hypotheses:")
         for h in d.hypotheses:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from corescope.investigate.diagnosis import Fact
@@ -76,6 +77,73 @@ def cores_seen_before(inv: Investigation, v: IncidentView) -> bool:
     return span[0] - slack <= t - inv.correlation_window_s and t <= span[1] + slack
 
 
+def preceded_on(inv: Investigation, cpu: int) -> list[tuple[IncidentView, Episode]]:
+    """Incidents that an episode on `cpu` preceded (nearest or not), with that episode."""
+    out = []
+    for v in inv.incidents:
+        for p in v.incident.preceding:
+            e = episode_of(inv, p.cpu, p.start) if p.cpu == cpu else None
+            if e is not None:
+                out.append((v, e))
+                break
+    return out
+
+
+def candidate_cpus(inv: Investigation, keep: Callable[[Episode], bool]) -> list[int]:
+    """CPUs with an episode (passing `keep`) before some real incident, most likely first:
+    those serving the stalled queue, then those before the most incidents."""
+    count: Counter[int] = Counter()
+    serves: Counter[int] = Counter()
+    for v in real_incidents(inv):
+        seen = set()
+        for p in v.incident.preceding:
+            e = episode_of(inv, p.cpu, p.start)
+            if e is None or not keep(e) or p.cpu in seen:
+                continue
+            seen.add(p.cpu)
+            count[p.cpu] += 1
+            serves[p.cpu] += p.serves_queue is True
+    return sorted(count, key=lambda c: (-serves[c], -count[c], c))
+
+
+STEAL_PCT = 30.0  # a core losing this much of a second to the hypervisor, for 2 s or more
+
+
+def steal_episodes(inv: Investigation) -> list[Episode]:
+    if not inv.samples:
+        return []
+    from corescope.analysis.episodes import find_episodes
+
+    return find_episodes(inv.samples, STEAL_PCT, 2.0, "steal")
+
+
+def serving_cpus(v: IncidentView) -> set[int] | None:
+    """The CPUs that serve the incident's NIC queue, from the interrupt map (None: unknown)."""
+    e = v.incident.event
+    if e.queue is None:
+        return None
+    cpus = {c for q in v.interrupt_map if q.queue == e.queue
+            and (e.iface is None or q.iface in (None, e.iface)) for c in q.cpus}
+    return cpus or None
+
+
+def after_steal(inv: Investigation, steal: list[Episode]) -> list[IncidentView]:
+    """NIC incidents with a steal episode, in the correlation window before them, on a CPU
+    serving the stalled queue (any CPU when the map is unknown): NAPI on a vCPU the host
+    did not run cannot poll, and nothing on the node is to blame."""
+    out = []
+    w = inv.correlation_window_s
+    for v in real_incidents(inv):
+        e = v.incident.event
+        if not e.kind.startswith("nic_"):
+            continue
+        cpus = serving_cpus(v)
+        if any(s.start <= e.time and s.end >= e.time - w and (cpus is None or s.cpu in cpus)
+               for s in steal):
+            out.append(v)
+    return out
+
+
 def real_incidents(inv: Investigation) -> list[IncidentView]:
     """Incidents that count: a lab line without a hot core before it is not one."""
     return [v for v in inv.incidents if not (v.incident.event.lab and not v.incident.preceding)]
@@ -104,7 +172,9 @@ def kernel_mode(frames: tuple) -> bool:
 def find_walker(profiles: list[HotCoreProfile], cpu: int | None = None) -> Walker | None:
     """Who spent the hot core's kernel time in memcg walk functions before the incidents:
     the process owning most such samples (not the busiest process overall), and its most
-    frequent function of the family."""
+    frequent function of the family. The share counts the saturated seconds' kernel samples
+    when the profile has them (a busy core's kernel time in the rest of the window says
+    nothing about what starved it), else the whole window's."""
     by_comm: Counter[str] = Counter()
     funcs: dict[str, Counter[str]] = {}
     kernel = busy = 0
@@ -113,9 +183,11 @@ def find_walker(profiles: list[HotCoreProfile], cpu: int | None = None) -> Walke
     if not chosen:
         return None
     for p in chosen:
-        for (comm, _pid, frames), n in p.profile.stacks.items():
+        for (comm, _pid, _frames), n in p.profile.stacks.items():
             busy += n
             busiest[comm] += n
+        focus = p.during if p.during is not None and p.during.busy_samples else p.profile
+        for (comm, _pid, frames), n in focus.stacks.items():
             if not kernel_mode(frames):
                 continue
             kernel += n

@@ -4,7 +4,13 @@ and resets with no starved core before them."""
 from __future__ import annotations
 
 from corescope.investigate.diagnosis import NOT_MEASURED, RULED_OUT, SUPPORTED, Hypothesis
-from corescope.investigate.hypotheses.common import cores_seen_before, fact, real_incidents
+from corescope.investigate.hypotheses.common import (
+    after_steal,
+    cores_seen_before,
+    fact,
+    real_incidents,
+    steal_episodes,
+)
 from corescope.investigate.model import Investigation
 from corescope.model.cgroups import Thresholds
 
@@ -20,7 +26,10 @@ def evaluate(inv: Investigation, thr: Thresholds) -> Hypothesis:
     hw = [e for e in inv.events if e.kind == "hw_error" and not e.lab]
     nic = [v for v in real_incidents(inv) if v.incident.event.kind in NIC_KINDS]
     unseen = [v for v in nic if not cores_seen_before(inv, v)]
-    unstarved = [v for v in nic if not v.incident.preceding and cores_seen_before(inv, v)]
+    # a stall after the host took the serving vCPU away is the hypervisor's, not the device's
+    stolen = {id(v) for v in after_steal(inv, steal_episodes(inv))}
+    unstarved = [v for v in nic if not v.incident.preceding and cores_seen_before(inv, v)
+                 and id(v) not in stolen]
     keepalive = [v for v in nic if v.incident.event.kind == "nic_keepalive_timeout"
                  or any(r.kind == "nic_keepalive_timeout" for r in v.incident.related)]
     ev = {"hardware_errors": fact(len(hw), "events", "kernel log (MCE/EDAC/APEI)"),
@@ -28,6 +37,8 @@ def evaluate(inv: Investigation, thr: Thresholds) -> Hypothesis:
           "nic_incidents_without_starved_core": fact(len(unstarved), "events", "correlation")}
     if unseen:
         ev["nic_incidents_without_core_record"] = fact(len(unseen), "events", "coverage")
+    if stolen:
+        ev["nic_incidents_after_steal"] = fact(len(stolen), "events", "correlation")
     if keepalive:
         ev["keepalive_timeouts"] = fact(len(keepalive), "events", "kernel log")
     if not hw and not unstarved and unseen:
@@ -38,7 +49,7 @@ def evaluate(inv: Investigation, thr: Thresholds) -> Hypothesis:
                           "hardware error lines, or a NIC reset with no starved core before it",
                           "no hardware errors, and every NIC incident followed a starved core"
                           if nic else "no hardware errors and no NIC incidents")
-    starved = len(nic) - len(unstarved)
+    starved = max(0, len(nic) - len(unstarved) - len(stolen))
     score = min(1.0, (0.6 if hw else 0.0) + 0.4 * len(unstarved) / max(1, len(nic))
                 + (0.1 if keepalive else 0.0))
     if starved >= len(unstarved) and not hw:

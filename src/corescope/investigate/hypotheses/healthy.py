@@ -4,7 +4,7 @@ are under the threshold."""
 
 from __future__ import annotations
 
-from corescope.investigate.diagnosis import RULED_OUT, SUPPORTED, Hypothesis
+from corescope.investigate.diagnosis import NOT_MEASURED, RULED_OUT, SUPPORTED, Hypothesis
 from corescope.investigate.hypotheses.common import fact, real_incidents
 from corescope.investigate.model import Investigation
 from corescope.model.cgroups import Thresholds
@@ -30,6 +30,11 @@ def evaluate(inv: Investigation, thr: Thresholds) -> Hypothesis:
         return Hypothesis(NAME, RULED_OUT, 0.0, ev,
                           "no kernel-time episode, no incident and zombies under the threshold",
                           "something is wrong")
+    st = inv.status("events")
+    if st is not None and not st.ok:
+        # no kernel log: a quiet node and an unread one look the same
+        return Hypothesis(NAME, NOT_MEASURED, 0.0, ev, "the kernel log of the window",
+                          "no kernel-time episode, but the kernel log was not read")
     return Hypothesis(NAME, SUPPORTED, 1.0, ev,
                       "a core saturating in kernel time, or a NIC/kernel incident",
                       "busy in user space at most: load, not a fault")
