@@ -89,12 +89,38 @@ def preceded_on(inv: Investigation, cpu: int) -> list[tuple[IncidentView, Episod
     return out
 
 
+# What a starved core can cause: a queue's NAPI not polled (stall, TX timeout, the reset
+# after them), lockups, RCU stalls, hung tasks, a link flap. Not a device's own watchdog
+# (keep-alive), a machine check or an OOM kill: a hot core before those is a coincidence.
+NOT_STARVATION = frozenset({"nic_keepalive_timeout", "hw_error", "oom_kill"})
+
+
+def starvable(v: IncidentView) -> bool:
+    return v.incident.event.kind not in NOT_STARVATION
+
+
+def napi_matches(v: IncidentView, e: Episode) -> bool:
+    """Whether the stall line's "time since last napi" points back to the episode's start
+    (within 1.5 s or 20%): NAPI stopped when that core saturated."""
+    since = v.incident.event.fields.get("usecs_since_napi")
+    if not isinstance(since, int) or since <= 0:
+        return False
+    s = since / 1e6
+    return abs((v.incident.event.time - s) - e.start) <= max(1.5, 0.2 * s)
+
+
 def candidate_cpus(inv: Investigation, keep: Callable[[Episode], bool]) -> list[int]:
-    """CPUs with an episode (passing `keep`) before some real incident, most likely first:
-    those serving the stalled queue, then those before the most incidents."""
+    """CPUs with an episode (passing `keep`) before some incident a starved core can cause,
+    most likely first: those serving the stalled queue, then those whose saturation began
+    when the stall line says NAPI last ran, then those before the most incidents, then the
+    longest saturated."""
     count: Counter[int] = Counter()
     serves: Counter[int] = Counter()
+    napi: Counter[int] = Counter()
+    busy: Counter[int] = Counter()
     for v in real_incidents(inv):
+        if not starvable(v):
+            continue
         seen = set()
         for p in v.incident.preceding:
             e = episode_of(inv, p.cpu, p.start)
@@ -103,7 +129,9 @@ def candidate_cpus(inv: Investigation, keep: Callable[[Episode], bool]) -> list[
             seen.add(p.cpu)
             count[p.cpu] += 1
             serves[p.cpu] += p.serves_queue is True
-    return sorted(count, key=lambda c: (-serves[c], -count[c], c))
+            napi[p.cpu] += napi_matches(v, e)
+            busy[p.cpu] += e.duration_s
+    return sorted(count, key=lambda c: (-serves[c], -napi[c], -count[c], -busy[c], c))
 
 
 STEAL_PCT = 30.0  # a core losing this much of a second to the hypervisor, for 2 s or more

@@ -15,6 +15,7 @@ from corescope.investigate.hypotheses.common import (
     is_sys_episode,
     preceded_on,
     real_incidents,
+    starvable,
 )
 from corescope.investigate.model import Investigation
 from corescope.model.cgroups import Thresholds
@@ -77,7 +78,7 @@ def evaluate(inv: Investigation, thr: Thresholds) -> Hypothesis:
     looked = [(cpu, *_walker_on(inv, cpu)) for cpu in order]
     cpu, walker, stacks_seen = next(
         (x for x in looked if x[1] is not None and x[1].share >= MIN_WALK_SHARE), looked[0])
-    hot = [(v, e) for v, e in preceded_on(inv, cpu) if is_sys_episode(e)]
+    hot = [(v, e) for v, e in preceded_on(inv, cpu) if is_sys_episode(e) and starvable(v)]
     ev["preceded_by_system_time_core"] = fact(len(hot), "events", "correlation")
     if walker is not None:
         ev["walker_comm"] = fact(walker.comm, "", f"perf ring, cpu{cpu}, kernel-mode samples")
@@ -107,7 +108,8 @@ def evaluate(inv: Investigation, thr: Thresholds) -> Hypothesis:
     dying_part = min(1.0, dying / max(1, z.growth.threshold)) if dying is not None \
         else UNCOUNTED
     walk_part = walker.share if walker is not None else 0.3
-    harm_part = len(hot) / len(incidents) if incidents else 0.5
+    harmed = [v for v in incidents if starvable(v)]
+    harm_part = len(hot) / len(harmed) if harmed else 0.5 if not incidents else 0.0
     score = round(0.35 * dying_part + 0.35 * min(1.0, walk_part / 0.6) + 0.3 * harm_part, 4)
     count = f"{dying} dying memcgs" if dying is not None else \
         "dying memcgs not counted (no census)"
