@@ -22,6 +22,7 @@ from datetime import datetime
 from corescope.model.common import Diagnostic
 from corescope.model.events import _NO_META, KmsgRecord
 from corescope.rootfs import Root
+from corescope.sources.artifacts.dates import zoned_epoch
 from corescope.sources.clock import read_offset
 
 # A /dev/kmsg read returns exactly one record; the kernel refuses (EINVAL) a buffer shorter
@@ -119,23 +120,48 @@ def parse_kmsg_dump(data: bytes, source: str = "kmsg dump"
 # ---------------------------------------------------------------------------------------------
 # Saved logs: dmesg text and journalctl -k -o json
 
-# `[  123.456789] msg`, optionally after `<6>` (dmesg -r) and `kern  :err   : ` (dmesg -x).
+# `[  123.456789] msg`, optionally after `<6>` (dmesg -r) and `kern  :err   : ` (dmesg -x);
+# `dmesg -d` adds the time since the message before: `[  123.456789 <    0.000011>]`.
 _DMESG = re.compile(
-    rb"^(?:<(?P<prio>\d{1,4})>)?(?:(?P<fac>[a-z]+)\s*:(?P<lvl>[a-z]+)\s*:\s)?"
-    rb"\[\s*(?P<sec>\d{1,12})\.(?P<frac>\d{1,9})\]\s?(?P<msg>.*)$"
+    rb"^(?:<(?P<prio>\d{1,4})>)?(?:(?P<fac>[a-z][a-z0-9]*)\s*:(?P<lvl>[a-z]+)\s*:\s)?"
+    rb"\[\s*(?P<sec>\d{1,12})\.(?P<frac>\d{1,9})(?:\s*<\s*\d{1,12}\.\d{1,9}>)?\]\s?(?P<msg>.*)$"
 )
-# `dmesg -T`: `[Sun Nov 29 19:36:54 2026] msg` (local time)
+# `dmesg -T`: `[Sun Nov 29 19:36:54 2026] msg` (local time), also after -x's prefix
 _DMESG_CTIME = re.compile(
-    rb"^(?:<(?P<prio>\d{1,4})>)?\[(?P<ts>[A-Z][a-z]{2} [A-Z][a-z]{2} [ \d]\d "
-    rb"\d\d:\d\d:\d\d \d{4})\]\s?(?P<msg>.*)$"
+    rb"^(?:<(?P<prio>\d{1,4})>)?(?:(?P<fac>[a-z][a-z0-9]*)\s*:(?P<lvl>[a-z]+)\s*:\s)?"
+    rb"\[(?P<ts>[A-Z][a-z]{2} [A-Z][a-z]{2} [ \d]\d "
+    rb"\d\d:\d\d:\d\d \d{4})(?:\s*<\s*\d{1,12}\.\d{1,9}>)?\]\s?(?P<msg>.*)$"
 )
-# `dmesg --time-format iso`: `2026-11-29T19:36:54,123456+00:00 msg`
+# `dmesg --time-format iso`: `2026-11-29T19:36:54,123456+00:00 msg`, also after -x's prefix
 _DMESG_ISO = re.compile(
-    rb"^(?:<(?P<prio>\d{1,4})>)?(?P<ts>\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:[,.]\d+)?"
+    rb"^(?:<(?P<prio>\d{1,4})>)?(?:(?P<fac>[a-z][a-z0-9]*)\s*:(?P<lvl>[a-z]+)\s*:\s)?"
+    rb"(?P<ts>\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:[,.]\d+)?"
     rb"(?:[+-]\d\d:?\d\d|Z))\s(?P<msg>.*)$"
 )
-# syslog's kern.log: `Nov 29 19:36:54 host kernel: [  123.456789] msg`
-_SYSLOG = re.compile(rb"^[A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d \S+ kernel: (?P<rest>.*)$")
+# A syslog or journal line: `STAMP host ident[pid]: text`. STAMP is syslog's traditional
+# `Nov 29 19:36:54` (journalctl's `short`; `short-precise` adds microseconds), RFC 3339
+# (rsyslog's default file format; journalctl `short-iso`, `short-iso-precise`),
+# `Sun 2026-11-29 19:36:54 UTC` (`short-full`), epoch seconds (`short-unix`) or the
+# kernel's own `[  123.456789]` (`short-monotonic`). Only the traditional and full stamps
+# are never dmesg's own, so only there a line from another program is known for one.
+SYSLOG_LINE = re.compile(
+    rb"^(?:(?P<trad>[A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d(?:\.\d{1,9})?)"
+    rb"|(?P<iso>\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d{1,9})?(?:Z|[+-]\d\d:?\d\d)?)"
+    rb"|(?P<full>[A-Z][a-z]{2} \d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d{1,9})? [A-Za-z0-9+_/-]+)"
+    rb"|(?P<unix>\d{9,11}\.\d{1,9})"
+    rb"|\[\s*(?P<mono>\d{1,12}\.\d{1,9})\])"
+    rb"(?: (?P<host>\S+))? (?P<ident>[^\s\[\]:]+)(?:\[\d+\])?: (?P<rest>.*)$"
+)
+# journalctl's own lines: `-- Boot 4f3e... --`, `-- No entries --`, `-- Logs begin at ... --`
+_JOURNAL_NOTE = re.compile(rb"^-- .* --$")
+# journalctl -o short-monotonic's `[  123.456789] host kernel: `
+_MONO_HOST = re.compile(rb"\S+ kernel: ")
+# colours (`dmesg --color=always`, a terminal capture)
+_SGR = re.compile(rb"\x1b\[[0-9;]*m")
+
+_FACILITIES = {"kern": 0, "user": 1, "mail": 2, "daemon": 3, "auth": 4, "syslog": 5,
+               "lpr": 6, "news": 7, "uucp": 8, "cron": 9, "authpriv": 10, "ftp": 11,
+               **{f"local{i}": 16 + i for i in range(8)}}
 
 _LEVELS = {"emerg": 0, "alert": 1, "crit": 2, "err": 3, "warn": 4, "notice": 5, "info": 6,
            "debug": 7}
@@ -148,7 +174,8 @@ _FAST = re.compile(rb"\[\s*(\d{1,12})\.(\d{6})\] ?(.*)$")
 
 def parse_dmesg(data: str | bytes, source: str = "dmesg"
                 ) -> tuple[list[KmsgRecord], list[Diagnostic]]:
-    """`dmesg` (plain, -r, -x, -T, --time-format iso, --notime) or kern.log text.
+    """`dmesg` (plain, -r, -x, -T, -d, --time-format iso, --notime, coloured), syslog files
+(kern.log, /var/log/syslog: only the kernel's lines) or `journalctl -k -o short*` text.
 
     An indented line without a timestamp continues the timestamped record before it (dmesg
     indents the further lines of a multi-line message). Any other line without a timestamp
@@ -157,6 +184,7 @@ def parse_dmesg(data: str | bytes, source: str = "dmesg"
         data = data.encode("utf-8", errors="replace")
     records: list[KmsgRecord] = []
     diags: list[Diagnostic] = []
+    others = 0  # syslog lines of other programs
     # the record being built: its lines and header (kept in locals: this loop sees millions)
     lines: list[str] | None = None
     usec: int | None = None
@@ -168,18 +196,32 @@ def parse_dmesg(data: str | bytes, source: str = "dmesg"
     untimed = untimed_first = 0
     for lineno, raw_line in enumerate(data.split(b"\n"), 1):
         line = raw_line.rstrip(b"\r")
+        if line[:2] == b"\x1b[":
+            # `dmesg --color=always` colours the stamp: a line that starts coloured loses its
+            # colours (escapes inside other lines' text are kept, shown escaped)
+            line = _SGR.sub(b"", line)
         m = fast(line)
         if m is not None:
             if lines is not None:
                 append(KmsgRecord("\n".join(lines), usec, None, level, facility, "", _NO_META,
                                   wall, "dmesg"))
             usec = int(m.group(1)) * 1_000_000 + int(m.group(2))
-            lines = [m.group(3).decode("utf-8", errors="replace")]
+            msg = m.group(3)
+            if b" kernel: " in msg[:300] and (h := _MONO_HOST.match(msg)) is not None:
+                msg = msg[h.end():]  # journalctl -o short-monotonic: `host kernel: `
+            lines = [msg.decode("utf-8", errors="replace")]
             wall = level = facility = None
             continue
-        if not line.strip():
+        if not line.strip() or _JOURNAL_NOTE.match(line):
             continue
         header = _dmesg_header(line, diags, source, lineno)
+        if header is not None and header[4] == -1:
+            others += 1
+            if lines is not None:
+                append(KmsgRecord("\n".join(lines), usec, None, level, facility, "",
+                                  _NO_META, wall, "dmesg"))
+            lines = None
+            continue
         if header is None:
             if (lines is not None and line[:1] in b" \t"
                     and (usec is not None or wall is not None)):
@@ -207,15 +249,62 @@ def parse_dmesg(data: str | bytes, source: str = "dmesg"
     if untimed:
         diags.append(Diagnostic(source, f"{untimed} lines without a timestamp: each is an event "
                                 "of its own, with no time", untimed_first))
+    if others:
+        diags.append(Diagnostic(source, f"{others} syslog lines of other programs than the "
+                                "kernel skipped"))
     return records, diags
+
+
+def syslog_wall(m: re.Match[bytes], now: float | None = None) -> float | None:
+    """The wall clock of a `SYSLOG_LINE` match (None for `short-monotonic`). Stamps without a
+    zone are local time (like `dmesg -T`); syslog's traditional stamp has no year: the
+    latest year that does not put the line more than two days ahead of `now`."""
+    try:
+        if m["trad"] is not None:
+            now = time.time() if now is None else now
+            year = time.localtime(now).tm_year
+            ts = m["trad"].decode()
+            whole, _, frac = ts.partition(".")
+            for y in (year, year - 1):
+                t = time.mktime(time.strptime(f"{y} {whole}", "%Y %b %d %H:%M:%S"))
+                if t <= now + 2 * 86400:
+                    break
+            return t + (float("0." + frac) if frac else 0.0)
+        if m["iso"] is not None:
+            ts = m["iso"].decode()
+            if ts[-5:-4] in "+-" and ts[-3:-2] != ":" and ts[-5:].lstrip("+-").isdigit():
+                ts = ts[:-2] + ":" + ts[-2:]  # +0000 → +00:00 (fromisoformat before 3.11)
+            dt = datetime.fromisoformat(ts.replace("Z", "+00:00"))
+            return dt.timestamp()  # naive: local time
+        if m["full"] is not None:
+            _, date, clock, zone = m["full"].decode().split(" ")
+            y, mo, d = (int(x) for x in date.split("-"))
+            hh, mi, sec = clock.split(":")
+            return zoned_epoch(y, mo, d, int(hh), int(mi), float(sec), zone)
+        if m["unix"] is not None:
+            return float(m["unix"])
+    except (ValueError, OverflowError):
+        return None
+    return None
 
 
 def _dmesg_header(line: bytes, diags: list[Diagnostic], source: str, lineno: int
                   ) -> tuple[str, int | None, float | None, int | None, int | None] | None:
-    """(message, usec, wall, level, facility) for the less common stamp forms, else None."""
-    m = _SYSLOG.match(line)
-    if m:
+    """(message, usec, wall, level, facility) for the less common stamp forms, else None.
+    A syslog line of another program than the kernel gives ("", None, None, None, -1)."""
+    syslog_wall_t: float | None = None
+    m = SYSLOG_LINE.match(line)
+    if m and (m["ident"] == b"kernel" or m["trad"] is not None or m["full"] is not None):
+        if m["ident"] != b"kernel":
+            return "", None, None, None, -1  # another program's line in a syslog file
         line = m.group("rest")
+        if m["mono"] is not None:
+            sec, _, frac = m["mono"].partition(b".")
+            usec = int(sec) * 1_000_000 + int((frac.decode() + "000000")[:6])
+            return line.decode("utf-8", errors="replace"), usec, None, None, None
+        syslog_wall_t = syslog_wall(m)
+        if syslog_wall_t is None:
+            diags.append(Diagnostic(source, "unreadable syslog stamp", lineno))
     usec: int | None = None
     wall: float | None = None
     level: int | None = None
@@ -224,8 +313,6 @@ def _dmesg_header(line: bytes, diags: list[Diagnostic], source: str, lineno: int
     if m:
         frac = m.group("frac").decode()
         usec = int(m.group("sec")) * 1_000_000 + int((frac + "000000")[:6])
-        if m.group("lvl") is not None:
-            level = _LEVELS.get(m.group("lvl").decode())
     else:
         m = _DMESG_CTIME.match(line)
         if m:
@@ -238,6 +325,10 @@ def _dmesg_header(line: bytes, diags: list[Diagnostic], source: str, lineno: int
         else:
             m = _DMESG_ISO.match(line)
             if not m:
+                if syslog_wall_t is not None:
+                    # journalctl -k's kernel lines carry journald's clock only
+                    return line.decode("utf-8", errors="replace"), None, syslog_wall_t, \
+                        None, None
                 return None
             try:
                 wall = datetime.fromisoformat(
@@ -245,6 +336,9 @@ def _dmesg_header(line: bytes, diags: list[Diagnostic], source: str, lineno: int
                 ).timestamp()
             except ValueError:
                 diags.append(Diagnostic(source, "unreadable ISO stamp", lineno))
+    if m.group("lvl") is not None:
+        level = _LEVELS.get(m.group("lvl").decode())
+        facility = _FACILITIES.get(m.group("fac").decode())
     prio = m.group("prio")
     if prio is not None:
         p = int(prio)
@@ -258,29 +352,10 @@ def parse_journal_json(data: str | bytes, source: str = "journal"
 
     The kernel's own clock is `_SOURCE_MONOTONIC_TIMESTAMP`; journald's receive time
     `__REALTIME_TIMESTAMP` gives the wall clock directly."""
-    if isinstance(data, bytes):
-        data = data.decode("utf-8", errors="replace")
     records: list[KmsgRecord] = []
     diags: list[Diagnostic] = []
-    dec = json.JSONDecoder()
-    text = data.replace("\x1e", "\n")  # json-seq record separators
-    pos = 0
     n = 0
-    while True:
-        while pos < len(text) and text[pos] in " \t\r\n,[]":
-            pos += 1
-        if pos >= len(text):
-            break
-        try:
-            obj, end = dec.raw_decode(text, pos)
-        except (ValueError, RecursionError):
-            nl = text.find("\n", pos)
-            diags.append(Diagnostic(source, f"unreadable JSON at offset {pos}"))
-            if nl < 0:
-                break
-            pos = nl + 1
-            continue
-        pos = end
+    for obj in journal_objects(data, diags, source):
         n += 1
         if not isinstance(obj, dict):
             diags.append(Diagnostic(source, f"entry {n} is not an object"))
@@ -291,6 +366,41 @@ def parse_journal_json(data: str | bytes, source: str = "journal"
             continue
         records.append(rec)
     return records, diags
+
+
+_SSE_DATA = re.compile(r"^data: ", re.MULTILINE)
+
+
+def journal_objects(data: str | bytes, diags: list[Diagnostic] | None = None,
+                    source: str = "journal", limit: int | None = None) -> Iterator[object]:
+    """The JSON values of `journalctl -o json` (one per line), `json-pretty` (spread over
+    lines), `json-seq` (RS separators), `json-sse` (`data: ` lines) or a JSON array; an
+    unreadable stretch is skipped to the next line (noted in `diags`)."""
+    if isinstance(data, bytes):
+        data = data.decode("utf-8", errors="replace")
+    text = data.replace("\x1e", "\n")  # json-seq record separators
+    if text.lstrip().startswith("data: "):
+        text = _SSE_DATA.sub("", text)
+    dec = json.JSONDecoder()
+    pos = n = 0
+    while limit is None or n < limit:
+        while pos < len(text) and text[pos] in " \t\r\n,[]":
+            pos += 1
+        if pos >= len(text):
+            break
+        try:
+            obj, end = dec.raw_decode(text, pos)
+        except (ValueError, RecursionError):
+            nl = text.find("\n", pos)
+            if diags is not None:
+                diags.append(Diagnostic(source, f"unreadable JSON at offset {pos}"))
+            if nl < 0:
+                break
+            pos = nl + 1
+            continue
+        pos = end
+        n += 1
+        yield obj
 
 
 def _journal_record(obj: dict) -> KmsgRecord | None:
@@ -336,7 +446,8 @@ def parse_saved_log(data: str | bytes, source: str = "file"
     stripped = data.lstrip()
     first = stripped.split(b"\n", 1)[0]
     is_dmesg = bool(_DMESG.match(first) or _DMESG_CTIME.match(first))
-    if not is_dmesg and stripped[:1] in (b"{", b"[", b"\x1e"):
+    if not is_dmesg and (stripped[:1] in (b"{", b"[", b"\x1e")
+                         or stripped.startswith(b"data: {")):
         return parse_journal_json(data, source)
     if _KMSG_HEAD.match(data.lstrip(b"\n")):
         return parse_kmsg_dump(data, source)

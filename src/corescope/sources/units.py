@@ -17,6 +17,7 @@ from corescope.model.cgroups import RestartRecord
 from corescope.model.common import Diagnostic, SensorStatus
 from corescope.rootfs import Root
 from corescope.runner import Runner, RunResult, ToolMissing
+from corescope.sources.kmsg import journal_objects
 from corescope.sources.text import as_text
 
 RESTART_MESSAGE_ID = "5eb03494b6584870a536b337290809b3"
@@ -121,22 +122,16 @@ def parse_journal_restarts(text: str | bytes, source: str = "journalctl -o json"
     """JSON lines from `journalctl -o json MESSAGE_ID=5eb03494...`; other entries skipped."""
     out: list[JournalRestart] = []
     diags: list[Diagnostic] = []
-    for lineno, line in enumerate(as_text(text).splitlines(), 1):
-        if not line.strip():
-            continue
-        try:
-            entry = json.loads(line)
-        except (ValueError, RecursionError):
-            diags.append(Diagnostic(source, f"not JSON: {line[:60]!r}", lineno))
-            continue
+    # any of journalctl's JSON forms (json, json-pretty, json-seq, json-sse)
+    for n, entry in enumerate(journal_objects(as_text(text), diags, source), 1):
         if not isinstance(entry, dict):
-            diags.append(Diagnostic(source, "entry is not an object", lineno))
+            diags.append(Diagnostic(source, f"entry {n} is not an object"))
             continue
         if _field(entry, "MESSAGE_ID") != RESTART_MESSAGE_ID:
             continue
         unit = _field(entry, "UNIT") or _field(entry, "USER_UNIT")
         if not unit:
-            diags.append(Diagnostic(source, "restart entry without UNIT", lineno))
+            diags.append(Diagnostic(source, f"restart entry {n} without UNIT"))
             continue
         msg = _field(entry, "MESSAGE") or ""
         n = _int(_field(entry, "N_RESTARTS"))

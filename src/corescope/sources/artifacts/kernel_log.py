@@ -1,11 +1,13 @@
-"""Kernel logs in every format `events --file` reads: dmesg (plain, -r, -x, -T,
---time-format iso), syslog's kern.log, and a raw /dev/kmsg dump. The parsing is
+"""Kernel logs in every format `events --file` reads: dmesg (plain, -r, -x, -T, -d,
+--time-format iso, coloured), syslog files (kern.log, /var/log/syslog: traditional or RFC 3339
+stamps), journalctl -k's short forms, and a raw /dev/kmsg dump. The parsing is
 sources.kmsg's; this module only recognises the content and hands it over.
 
 Boot-relative stamps (`[  123.456789]`) are placed by the importer with the import's boot
 time. syslog's kern.log carries its own wall clock beside them (`Nov 30 15:34:48 host kernel:
-[  342.006981] ...`): wall − since-boot over its lines is a boot time, so a kern.log anchors
-itself (syslog prints no year: the latest year that does not put the line in the future is
+[  342.006981] ...`, or rsyslog's `2026-11-30T15:34:48.000412+00:00 host kernel: [ ...`):
+wall − since-boot over its lines is a boot time, so a kern.log anchors itself (syslog's
+traditional stamp prints no year: the latest year that does not put the line in the future is
 taken). A log without any timestamps (`dmesg --notime`) cannot be placed in time and is not
 recognised."""
 
@@ -16,12 +18,10 @@ import statistics
 import time
 
 from corescope.sources.artifacts.base import BootTime, Parsed
-from corescope.sources.artifacts.dates import MONTHS, local_epoch
-from corescope.sources.kmsg import parse_saved_log
+from corescope.sources.kmsg import SYSLOG_LINE, parse_saved_log, syslog_wall
 
-_SYSLOG = re.compile(rb"^(?P<mon>[A-Z][a-z]{2}) +(?P<day>\d{1,2}) (?P<h>\d\d):(?P<m>\d\d):"
-                     rb"(?P<s>\d\d) \S+ kernel: \[\s*(?P<sec>\d{1,10})\.(?P<us>\d{6})\]",
-                     re.MULTILINE)
+# `[  342.006981]` at the start of a syslog line's text: the kernel's stamp beside syslog's
+_STAMP = re.compile(rb"\[\s*(?P<sec>\d{1,10})\.(?P<us>\d{6})\]")
 
 KINDS = ("kernel_log",)
 
@@ -36,6 +36,11 @@ def sniff(head: str) -> str | None:
     if not lines or timed == 0:
         return None
     if timed >= min(3, len(lines)) and timed / len(lines) >= 0.3:
+        return "kernel_log"
+    # a whole syslog file (/var/log/syslog, `journalctl -o short`): other programs' lines
+    # too, of which the kernel's are read
+    syslog = sum(1 for ln in lines if SYSLOG_LINE.match(ln.encode("utf-8", "replace")))
+    if syslog / len(lines) >= 0.5:
         return "kernel_log"
     return None
 
@@ -55,18 +60,26 @@ def parse(data: bytes, kind: str, source: str) -> Parsed:
 
 
 def _syslog_boot_time(data: bytes, p: Parsed, now: float | None = None) -> BootTime | None:
-    """kern.log's syslog wall clock against the kernel's since-boot stamp of the same lines.
-    A reboot inside the log restarts the stamps: the last boot's lines are used."""
-    now = time.time() if now is None else now
-    this_year = time.localtime(now).tm_year
-    pairs: list[tuple[tuple[int, int, int, int, int], float]] = []
-    for m in _SYSLOG.finditer(data):
-        mon = MONTHS.get(m.group("mon").decode().lower())
-        if mon is None:
+    """kern.log's syslog wall clock against the kernel's since-boot stamp of the same lines
+    (traditional or RFC 3339 stamps). A reboot inside the log restarts the stamps: the last
+    boot's lines are used."""
+    pairs: list[tuple[float, float]] = []
+    trad = False
+    for line in data.split(b"\n"):
+        if b" kernel: [" not in line[:120]:
             continue
-        pairs.append(((mon, int(m.group("day")), int(m.group("h")), int(m.group("m")),
-                       int(m.group("s"))), int(m.group("sec")) + int(m.group("us")) / 1e6))
-    if len(pairs) < 1:
+        m = SYSLOG_LINE.match(line)
+        if m is None or m["ident"] != b"kernel" or m["mono"] is not None:
+            continue
+        s = _STAMP.match(m["rest"])
+        if s is None:
+            continue
+        wall = syslog_wall(m, now)
+        if wall is None:
+            continue
+        trad = trad or m["trad"] is not None
+        pairs.append((wall, int(s.group("sec")) + int(s.group("us")) / 1e6))
+    if not pairs:
         return None
     start = 0
     for i in range(1, len(pairs)):
@@ -75,14 +88,10 @@ def _syslog_boot_time(data: bytes, p: Parsed, now: float | None = None) -> BootT
     if start:
         p.notes.append("the kernel log spans a reboot: its last boot's syslog stamps give "
                        "the boot time")
-    tail = pairs[start:]
-    year = this_year
-    last = local_epoch(year, *tail[-1][0])
-    if last is not None and last > now + 2 * 86400:
-        year -= 1  # syslog prints no year: a date ahead of today is last year's
-    offsets = [w - usec for (mdhms, usec) in tail
-               if (w := local_epoch(year, *mdhms)) is not None]
-    if not offsets:
-        return None
+    offsets = [w - usec for w, usec in pairs[start:]]
+    how = "kern.log syslog stamps"
+    if trad:
+        year = time.localtime(pairs[-1][0]).tm_year
+        how += f" (year {year}: syslog prints none)"
     # syslog stamps whole seconds when it receives the line: at most ~1 s after the kernel's
-    return BootTime(statistics.median(offsets), f"kern.log syslog stamps (year {year})", 1.5)
+    return BootTime(statistics.median(offsets), how, 1.5)

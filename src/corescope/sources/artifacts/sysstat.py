@@ -98,6 +98,10 @@ def ticks_from_pct(pct: dict[str, float], interval_s: float) -> tuple[int, ...] 
     return tuple(int(v) for v in ticks_from_pct_array(row, n)[0])
 
 
+_OFFLINE_NOTE = ("CPU rows of all zeros (how sysstat prints an offline CPU) read as that CPU "
+                 "being offline at that time")
+
+
 class _Acc:
     """Samples as they are read: (time, interval, CPU ids, [k, 10] percentages) per sample;
     turned into one CoreMatrix (ticks computed for all rows at once) at the end."""
@@ -117,9 +121,13 @@ class _Acc:
         except (TypeError, ValueError):  # a value that is no number: row by row
             a = np.array([[_num(str(v)) for v in r] for r in rows], dtype=np.float64)
         ok = np.isfinite(a).all(axis=1) & (a >= 0).all(axis=1) & (a <= 100.5).all(axis=1)
-        ok &= a.sum(axis=1) > 0
-        if not ok.all():
-            p.diag(f"{int((~ok).sum())} CPU rows with unreadable percentages skipped")
+        zero = ok & (a.sum(axis=1) <= 0)
+        ok &= ~zero
+        # sysstat prints an offline CPU as all zeros: the CPU is absent, not idle
+        if zero.any() and _OFFLINE_NOTE not in p.notes:
+            p.notes.append(_OFFLINE_NOTE)
+        if not (ok | zero).all():
+            p.diag(f"{int((~(ok | zero)).sum())} CPU rows with unreadable percentages skipped")
         keep = np.array(ids, dtype=np.int64)[ok]
         if keep.size == 0:
             return
@@ -364,6 +372,11 @@ def _parse_mpstat_json(text: str, acc: _Acc, p: Parsed) -> None:
 
 
 def _parse_sadf(text: str, acc: _Acc, p: Parsed) -> None:
+    # `sadf -t` prints the recording node's local time ("utc": 0); its header names that
+    # zone, but only as the standard-time abbreviation (no DST): only a zone without DST is
+    # taken from it, anything else is read in this machine's zone (set TZ to the node's)
+    tz = str(_header(text).get("timezone", "")).upper()
+    local_zone = tz if tz in ("UTC", "GMT", "UT") else None
     for entry in _entries(text, p):
         ts = entry.get("timestamp")
         if not isinstance(ts, dict):
@@ -375,7 +388,7 @@ def _parse_sadf(text: str, acc: _Acc, p: Parsed) -> None:
             p.diag(f"unreadable timestamp {json.dumps(ts)[:60]}")
             continue
         utc = ts.get("utc", 1) in (1, "1", True)
-        t = zoned_epoch(*day, *hms, "UTC" if utc else None)
+        t = zoned_epoch(*day, *hms, "UTC" if utc else local_zone)
         try:
             itv = float(ts.get("interval", 0))
         except (TypeError, ValueError):
@@ -403,6 +416,19 @@ def _split_time(tokens: list[str], ncols: int) -> tuple[tuple[int, int, int], st
     if hms is None:
         return None
     return hms, m.group(3)
+
+
+# the column label that starts a table of mpstat/sar text (`12:00:01 AM  CPU  %usr ...`)
+_LABELS = ("CPU", "NODE")
+
+
+def _section_label(toks: list[str]) -> str | None:
+    """The label of a table header line (within its first four tokens: time, AM/PM, zone),
+    else None (a row)."""
+    for tok in toks[:4]:
+        if tok in _LABELS:
+            return tok
+    return None
 
 
 def _num(tok: str) -> float:
@@ -435,6 +461,13 @@ def _parse_mpstat_text(data: bytes, acc: _Acc, p: Parsed) -> None:
     def flush() -> None:
         nonlocal ids, rows, last_itv
         if cur_t is not None and ids:
+            if header_t is not None and cur_t == header_t and not acc.t:
+                # `mpstat -P ALL` without an interval: one report of the averages since
+                # boot, stamped now; it is no interval's utilisation
+                p.diag("a report of the averages since boot (`mpstat` without an interval):"
+                       " it says nothing about any interval, skipped")
+                ids, rows = [], []
+                return
             itv = cur_t - header_t if header_t is not None and cur_t > header_t else last_itv
             last_itv = itv
             acc.add(cur_t, itv, ids, rows, p)
@@ -444,13 +477,17 @@ def _parse_mpstat_text(data: bytes, acc: _Acc, p: Parsed) -> None:
         toks = line.split()
         if not toks:
             continue
-        if "CPU" in toks and any(t.startswith("%") for t in toks):
+        label = _section_label(toks)
+        if label is not None:
+            # a section header: `mpstat -A`, `-I`, `-N` and sar print other tables (NODE
+            # rows, interrupts per second) in the same layout; only the CPU table with
+            # %idle is ours, and the other tables' rows must not pass for CPU rows
             flush()
             cur_t = None
-            i = toks.index("CPU")
+            i = toks.index(label)
             got = _split_time(toks, i)
             names = [_ALIAS.get(c) for c in toks[i + 1:]]
-            if got is None or "idle" not in names:  # "Average:" headers, other sections
+            if label != "CPU" or got is None or "idle" not in names:
                 cols = None
                 continue
             hms, zone = got

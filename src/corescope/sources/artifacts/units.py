@@ -11,13 +11,12 @@ monotonic of its boot)."""
 
 from __future__ import annotations
 
-import json
 import re
 import statistics
 
 from corescope.model.cgroups import RestartRecord
 from corescope.sources.artifacts.base import BootTime, Parsed
-from corescope.sources.kmsg import parse_journal_json
+from corescope.sources.kmsg import journal_objects, parse_journal_json
 from corescope.sources.units import (
     RESTART_MESSAGE_ID,
     parse_crictl_ps,
@@ -37,6 +36,8 @@ _DOCKER_HEADER = re.compile(r"^CONTAINER ID\s+IMAGE\s+COMMAND\s+CREATED\s+STATUS
 
 def sniff(head: str) -> str | None:
     s = head.lstrip()
+    if s.startswith("data: {"):  # journalctl -o json-sse
+        s = s[len("data: "):]
     if s.startswith("{") or s.startswith("\x1e"):
         if "__REALTIME_TIMESTAMP" in head or "__CURSOR" in head:
             return "journal_json"
@@ -115,16 +116,7 @@ def _boot_time(data: bytes, max_entries: int = 5000) -> BootTime | None:
     it receives an entry, so the difference is that boot's start on the wall clock)."""
     by_boot: dict[str, list[float]] = {}
     last_seen: dict[str, int] = {}
-    for n, line in enumerate(data.split(b"\n")):
-        if n >= max_entries:
-            break
-        line = line.strip().lstrip(b"\x1e").rstrip(b",")
-        if not line.startswith(b"{"):
-            continue
-        try:
-            obj = json.loads(line)
-        except (ValueError, RecursionError):
-            continue
+    for obj in journal_objects(data, limit=max_entries):
         if not isinstance(obj, dict):
             continue
         try:

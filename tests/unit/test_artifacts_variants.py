@@ -1,0 +1,309 @@
+"""Real-world variants of the accepted artifact formats (tests/fixtures/artifacts, README
+there says how each was made): each variant reads as its plain form does, and every parser
+stays total on garbage made from them."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from conftest import FIXTURES
+from corescope.analysis.usage import usage_of
+from corescope.sources.artifacts import kernel_log, sysstat, units
+from corescope.sources.artifacts.content import module_for, sniff
+from corescope.sources.kmsg import parse_saved_log
+from corescope.sources.units import parse_journal_restarts
+
+ART = FIXTURES / "artifacts"
+
+
+@pytest.fixture
+def utc(monkeypatch: pytest.MonkeyPatch):  # type: ignore[no-untyped-def]
+    """The captures come from a UTC machine and print local time: read them in UTC."""
+    monkeypatch.setenv("TZ", "UTC")
+    time.tzset()
+    yield
+    monkeypatch.undo()
+    time.tzset()
+
+
+def _bytes(name: str) -> bytes:
+    return (ART / name).read_bytes()
+
+
+def _parse(name: str):  # type: ignore[no-untyped-def]
+    data = _bytes(name)
+    kind = sniff(data)
+    assert kind is not None, name
+    mod = module_for(kind)
+    assert mod is not None
+    return mod.parse(data, kind, name)
+
+
+def _samples(p) -> list[tuple[float, float, dict[int, tuple[int, ...]]]]:  # type: ignore[no-untyped-def]
+    return [(s.t, s.interval_s, {c: tuple(d) for c, d in s.deltas.items()}) for s in p.samples]
+
+
+# --- mpstat text with other tables ------------------------------------------------------------
+
+def _cpu_tables_only(text: str) -> str:
+    """`mpstat -A` text cut down to what `mpstat -P ALL` prints: the CPU %idle tables."""
+    out, keep = [], True
+    for block in text.split("\n\n"):
+        head = block.splitlines()[0] if block.strip() else ""
+        keep = block.startswith("Linux ") or (" CPU " in head and "%idle" in head)
+        if keep:
+            out.append(block)
+    return "\n\n".join(out)
+
+
+def test_mpstat_A_reads_only_the_cpu_tables(utc) -> None:  # type: ignore[no-untyped-def]
+    """`mpstat -A` prints NODE, intr/s and per-interrupt tables in the CPU table's layout:
+    their rows (NODE 0, the softirq table's 10 columns) must not pass for CPU rows."""
+    text = _bytes("mpstat_A.txt").decode()
+    assert "NODE" in text and "intr/s" in text and "NET_RX/s" in text
+    a = _parse("mpstat_A.txt")
+    assert a.kind == "mpstat_text"
+    assert not a.diagnostics
+    plain = sysstat.parse(_cpu_tables_only(text).encode(), "mpstat_text", "plain")
+    assert len(a.samples) == 2
+    assert _samples(a) == _samples(plain)
+    # the printed values: 19:13:07 CPU 0 at 92.08 %usr, 4.95 %sys over 1 s
+    u = usage_of(0, a.samples[0].deltas[0])
+    assert u.pct["usr"] == pytest.approx(92.08, abs=0.6)
+    assert u.pct["sys"] == pytest.approx(4.95, abs=0.6)
+
+
+def test_mpstat_since_boot_report_is_not_an_interval(utc) -> None:  # type: ignore[no-untyped-def]
+    p = _parse("mpstat_since_boot.txt")
+    assert p.records == 0
+    assert any("since boot" in d.message for d in p.diagnostics)
+
+
+def test_mpstat_offline_cpu_is_absent_not_idle(utc) -> None:  # type: ignore[no-untyped-def]
+    p = _parse("mpstat_offline.txt")
+    assert len(p.samples) == 3
+    assert [sorted(s.deltas) for s in p.samples] == [[0, 1], [0], [0, 1]]
+    assert not p.diagnostics
+    assert any("offline" in n for n in p.notes)
+
+
+def test_sadf_local_time_with_a_utc_header_equals_utc(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`sadf -t` prints the node's local time ("utc": 0); a node in UTC says so in its
+    header, so the times do not depend on the zone corescope runs in."""
+    monkeypatch.setenv("TZ", "America/New_York")
+    time.tzset()
+    try:
+        local = _parse("sadf_t.json")
+        utc_ = _parse("sadf.json")
+    finally:
+        monkeypatch.undo()
+        time.tzset()
+    assert b'"utc": 0' in _bytes("sadf_t.json")
+    assert len(local.samples) == 3
+    assert _samples(local) == _samples(utc_)
+
+
+# --- dmesg variants ---------------------------------------------------------------------------
+
+def _events(name: str):  # type: ignore[no-untyped-def]
+    recs, diags = parse_saved_log(_bytes(name), name)
+    return recs, diags
+
+
+@pytest.mark.parametrize("name", ["dmesg_d.txt", "dmesg_color.txt"])
+def test_dmesg_boot_relative_variants(name: str) -> None:
+    ref, _ = _events("dmesg_ref.txt")
+    got, diags = _events(name)
+    assert not diags
+    assert kernel_log.sniff(_bytes(name).decode()) == "kernel_log"
+    assert [(r.message, r.usec) for r in got] == [(r.message, r.usec) for r in ref]
+    assert len(got) == 18
+
+
+@pytest.mark.parametrize("name", ["dmesg_xT.txt", "dmesg_x_iso.txt"])
+def test_dmesg_decoded_levels_with_wall_clocks(utc, name: str) -> None:  # type: ignore[no-untyped-def]
+    """`dmesg -x -T` and `dmesg -x --time-format iso`: the facility/level prefix before a
+    wall-clock stamp."""
+    ref, _ = _events("dmesg_ref_iso.txt")
+    got, diags = _events(name)
+    assert not diags
+    assert kernel_log.sniff(_bytes(name).decode()) == "kernel_log"
+    assert [r.message for r in got] == [r.message for r in ref]
+    # -T prints whole seconds
+    tol = 1.0 if "xT" in name else 1e-6
+    for g, r in zip(got, ref, strict=True):
+        assert g.wall == pytest.approx(r.wall, abs=tol)
+    # the decoded level and facility: the lab's lines are user.err, drop_caches kern.info
+    seen = {(r.facility, r.level) for r in got}
+    assert (1, 3) in seen and (1, 6) in seen and (0, 6) in seen
+
+
+# --- syslog files and journalctl's short formats ----------------------------------------------
+
+def test_kern_log_rfc3339_gives_the_boot_time(utc) -> None:  # type: ignore[no-untyped-def]
+    """rsyslog's default file format (RFC 3339 stamps) beside the kernel's own stamp."""
+    ref, _ = _events("dmesg_ref_iso.txt")
+    for name in ("kern_log_rfc3339.txt", "kern_log_trad.txt"):
+        p = _parse(name)
+        assert p.kind == "kernel_log"
+        assert [r.message for r in p.kernel] == [r.message for r in ref]
+        assert len(p.boot_times) == 1, name
+        boot = p.boot_times[0].epoch
+        # the reference's wall clock is the boot-relative stamp plus the boot time
+        for g, r in zip(p.kernel, ref, strict=True):
+            assert g.usec is not None
+            assert g.usec / 1e6 + boot == pytest.approx(r.wall, abs=1.0)
+
+
+def test_syslog_file_keeps_only_kernel_lines(utc) -> None:  # type: ignore[no-untyped-def]
+    p = _parse("syslog_mixed.txt")
+    assert p.kind == "kernel_log"
+    ref, _ = _events("dmesg_ref_iso.txt")
+    assert [r.message for r in p.kernel] == [r.message for r in ref]
+    assert all(r.wall is not None for r in p.kernel)
+    assert any("other programs" in d.message for d in p.diagnostics)
+
+
+def _journal_json_records() -> list:
+    recs, _ = parse_saved_log((FIXTURES / "events" / "journal_k.json").read_bytes())
+    return recs
+
+
+@pytest.mark.parametrize("fmt,tol,all5", [
+    ("short_iso", 1.0, True), ("short_iso_precise", 1e-6, True),
+    ("short_full", 1.0, False), ("short_unix", 1e-6, False),
+])
+def test_journalctl_short_formats_with_dates(utc, fmt: str, tol: float, all5: bool) -> None:  # type: ignore[no-untyped-def]
+    """`journalctl -k -o short-*` as journalctl 252 printed them from the journal of
+    journal_k.json. The fifth entry has no hostname and no identifier ("unknown:"): where
+    the form cannot tell it from another program's line, it is left out."""
+    name = f"journal_k_{fmt}.txt"
+    p = _parse(name)
+    assert p.kind == "kernel_log"
+    ref = _journal_json_records()
+    timed = [r for r in p.kernel if r.wall is not None]
+    assert len(timed) == (5 if all5 else 4)
+    got = timed[:4]
+    assert [r.message for r in got] == [r.message for r in ref[:4]]
+    for g, r in zip(got, ref[:4], strict=True):
+        assert g.wall == pytest.approx(r.wall, abs=tol)
+
+
+@pytest.mark.parametrize("fmt,tol", [("short", 1.0), ("short_precise", 1e-6)])
+def test_journalctl_short_without_a_year(utc, fmt: str, tol: float) -> None:  # type: ignore[no-untyped-def]
+    """syslog's stamp has no year: the latest year that does not put it in the future."""
+    p = _parse(f"journal_k_{fmt}.txt")
+    ref = _journal_json_records()[:4]
+    assert [r.message for r in p.kernel] == [r.message for r in ref]
+    now = time.time()
+    for g, r in zip(p.kernel, ref, strict=True):
+        assert g.wall is not None and now - 366 * 86400 < g.wall <= now + 2 * 86400
+        # the same month, day and time of day (to the printed precision)
+        assert time.gmtime(g.wall)[1:6] == time.gmtime(r.wall)[1:6]
+        assert g.wall % 1 == pytest.approx(r.wall % 1 if tol < 1 else 0.0, abs=1e-6)
+
+
+def test_journalctl_short_monotonic(utc) -> None:  # type: ignore[no-untyped-def]
+    p = _parse("journal_k_short_monotonic.txt")
+    ref = _journal_json_records()
+    assert len(p.kernel) == 5
+    assert [(r.message, r.usec) for r in p.kernel[:4]] == [(r.message, r.usec) for r in ref[:4]]
+
+
+@pytest.mark.parametrize("name", ["journal_k_pretty.json", "journal_k_sse.json"])
+def test_journal_json_forms_give_the_boot_time(name: str) -> None:
+    ref = units.parse((FIXTURES / "events" / "journal_k.json").read_bytes(), "journal_json",
+                      "ref")
+    p = _parse(name)
+    assert p.kind == "journal_json"
+    assert [(r.message, r.usec, r.wall) for r in p.kernel] == \
+        [(r.message, r.usec, r.wall) for r in ref.kernel]
+    assert [b.epoch for b in p.boot_times] == pytest.approx([b.epoch for b in ref.boot_times])
+    assert p.boot_times
+
+
+def test_journal_restarts_pretty() -> None:
+    plain = (FIXTURES / "zombies" / "tools" / "journal_restarts.json").read_text()
+    a, _ = parse_journal_restarts(plain)
+    b, diags = parse_journal_restarts(_bytes("journal_restarts_pretty.json"))
+    assert not diags
+    assert [(e.unit, e.n_restarts, e.t) for e in b] == [(e.unit, e.n_restarts, e.t) for e in a]
+    assert len(b) >= 3
+
+
+# --- garbage made from the variants -----------------------------------------------------------
+
+VARIANTS = sorted(p.name for p in ART.iterdir()
+                  if p.is_file() and p.name not in ("README.md", "sar_sa.bin"))
+
+
+def _total(data: bytes) -> None:
+    """Whatever kind the content is taken for, its parser answers (never raises)."""
+    kind = sniff(data)
+    if kind is None:
+        return
+    mod = module_for(kind)
+    assert mod is not None
+    p = mod.parse(data, kind, "fuzz")
+    p.span()
+    p.cpus()
+    assert p.records >= 0
+    parse_saved_log(data, "fuzz")
+
+
+@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(name=st.sampled_from(VARIANTS), cut=st.floats(0, 1), at=st.integers(0, 10**9),
+       junk=st.binary(max_size=64))
+def test_variants_truncated_and_corrupted(name: str, cut: float, at: int, junk: bytes) -> None:
+    data = _bytes(name)
+    _total(data[: int(len(data) * cut)])
+    i = at % max(1, len(data))
+    _total(data[:i] + junk + data[i + 1:])
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(a=st.sampled_from(VARIANTS), b=st.sampled_from(VARIANTS), cut=st.floats(0, 1))
+def test_variants_glued_together(a: str, b: str, cut: float) -> None:
+    """Two artifacts in one file (a loop's output appended to another's)."""
+    x, y = _bytes(a), _bytes(b)
+    _total(x[: int(len(x) * cut)] + y)
+
+
+_LINE_PARTS = st.sampled_from([
+    "Nov 30 18:32:24 ", "2026-11-30T18:32:24.276352+00:00 ", "Sun 2026-11-30 18:32:24 UTC ",
+    "1796058254.154347 ", "[10998.275940] ", "[10998.275940 <    0.000011>] ", "vm ", "kernel: ",
+    "systemd[1]: ", "user  :err   : ", "<3>", "\x1b[32m", "\x1b[0m", "-- Boot 4f3e --",
+    "[Mon Nov 30 18:32:24 2026] ", "data: ", "{", "}", "\"MESSAGE\":", ":", " ", "\t", "9" * 30,
+    "Feb 30 25:61:61 ", "2026-13-45T99:99:99+99:99 ", "Xyz 2026-11-30 18:32:24 ??? ",
+])
+
+
+@settings(max_examples=200, deadline=None)
+@given(lines=st.lists(st.lists(_LINE_PARTS, max_size=8).map("".join), max_size=12),
+       tail=st.text(max_size=40))
+def test_kernel_log_lines_from_stamp_pieces(lines: list[str], tail: str) -> None:
+    """Lines built from the stamp forms' pieces, valid or not: a record or a diagnostic."""
+    data = ("\n".join(line + tail for line in lines)).encode("utf-8", "replace")
+    recs, _ = parse_saved_log(data, "fuzz")
+    for r in recs:
+        assert r.wall is None or r.wall == r.wall  # not NaN
+    _total(data)
+    kernel_log.parse(data, "kernel_log", "fuzz")
+
+
+def test_fixture_readme_names_every_variant() -> None:
+    readme = (ART / "README.md").read_text()
+    missing = [n for n in VARIANTS if f"`{n}`" not in readme and n not in readme]
+    assert not missing, missing
+
+
+def test_variant_files_are_small() -> None:
+    assert all((ART / n).stat().st_size < 64 * 1024 for n in VARIANTS)
+    assert Path(ART / "README.md").exists()
+    json.loads(_bytes("sadf_t.json"))
