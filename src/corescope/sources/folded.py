@@ -88,7 +88,8 @@ def sniff(text: str) -> str | None:
         lines = lines[:-1]  # the last line of a sample may be cut short
     if not lines:
         return None
-    if HEADER.match(lines[0]) and folded_line(lines[0]) is None:
+    # lstrip: without callchains perf pads comm to 16 columns
+    if HEADER.match(lines[0].lstrip()) and folded_line(lines[0]) is None:
         return "perf script"
     for head, nxt in itertools.pairwise(lines):
         # a record header followed by an indented frame line (there may be junk before)

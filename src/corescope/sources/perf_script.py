@@ -162,6 +162,7 @@ def parse(
     head_no = 0
     texts: list[str] = []  # the record's frame lines, parsed at its end through the cache
     skipping = False  # inside an unreadable record: drop lines until the next blank line
+    inline = False  # the record is one line with its frame on it (perf script without -g)
     lineno = first_line - 1
     dropped = 0
 
@@ -191,7 +192,14 @@ def parse(
                 note("undecodable line", lineno)
                 continue
         first = line[:1]
-        if first == "\t" or first == " ":
+        flat = None
+        if first == " ":
+            # without callchains perf pads comm to 16 columns: a header that starts with
+            # blanks (a frame line never has a `[cpu]` or a `time:`)
+            flat = HEADER.match(line.strip())
+            if flat is not None and flat["time"] is None and flat["cpu"] is None:
+                flat = None
+        if (first == "\t" or first == " ") and flat is None:
             stripped = line.strip()
             if stripped:
                 # a frame line (or a srcline line, which the frame parser turns down)
@@ -216,20 +224,35 @@ def parse(
             continue  # `perf script --header` comments
         # a header line
         if head is not None:
-            # no blank line before the next record: the previous one was cut short
-            note("record truncated (no blank line before next header)", head_no)
+            if not (inline and len(texts) == 1):
+                # no blank line before the next record: the previous one was cut short
+                note("record truncated (no blank line before next header)", head_no)
             s = emit()
             if s is not None:
                 yield s
             head, texts = None, []
-        h = _header(line.rstrip("\r\n"))
-        if h is None:
+        m = flat if flat is not None else HEADER.match(line.rstrip("\r\n"))
+        if m is None:
             note(f"unreadable line: {stripped[:80]!r}", lineno)
             skipping = True
             continue
-        head, head_no, texts, skipping = h, lineno, [], False
-    if head is not None:
+        head, head_no, texts, skipping = m.groupdict(), lineno, [], False
+        # `perf script` without callchains (or with -G) prints the sample's one frame on
+        # the header line: `cpu-clock:      7fdcb90730be sym+0x19e (dso)`
+        rest = m.string[m.end():].strip()
+        inline = False
+        if rest:
+            f = cache.lines.get(rest, _MISSING)
+            if f is _MISSING:
+                f = _frame_line(rest)
+                if len(cache.lines) < 200_000:
+                    cache.lines[rest] = f  # the stack lookup at emit() finds it here
+            inline = f is not None
+        if inline:
+            texts.append(rest)
+    if head is not None and not (inline and len(texts) == 1):
         note("input ended inside a record (no closing blank line)", head_no)
+    if head is not None:
         s = emit()
         if s is not None:
             yield s
@@ -303,12 +326,33 @@ def _whole_records(blocks: Iterable[str]) -> Iterator[tuple[str, int, bool]]:
         text = tail + block
         cut = text.rfind("\n\n")
         if cut < 0:
+            if len(text) > _FLAT_FLUSH and (nl := _last_line_start(text)) > 0:
+                # no blank line in megabytes: `perf script` without callchains (one line per
+                # sample). The careful path reads it up to the last line that starts a
+                # record, so the text does not grow with the file.
+                yield text[:nl], base, False
+                base += text.count("\n", 0, nl + 1)
+                tail = text[nl + 1 :]
+                continue
             tail = text  # no record ends in this block yet (bounded by one record's size)
             continue
         tail = text[cut + 2 :]
         yield text[:cut], base, True
         base += text.count("\n", 0, cut + 2)
     yield tail, base, False
+
+
+_FLAT_FLUSH = 4 << 20
+
+
+def _last_line_start(text: str) -> int:
+    """The last line break followed by a line that is not a tab-indented frame line (-1)."""
+    end = len(text)
+    while (nl := text.rfind("\n", 0, end)) >= 0:
+        if text[nl + 1 : nl + 2] not in ("\t", "\n", ""):
+            return nl
+        end = nl
+    return -1
 
 
 def parse_blocks(

@@ -19,11 +19,19 @@ _FRAME = re.compile(r"^[\t ]+[0-9a-fA-F]{1,16} \S", re.MULTILINE)
 _FOLDED = re.compile(r"^[^\s;][^\n]*;[^\n]* \d+$")
 
 
+# `perf script` without callchains (or -G): the sample's frame on its header line
+_INLINE = re.compile(r"^\s*\S.*?\s+-?\d+(?:/-?\d+)?\s+(?:\[\d+\]\s+)?\d+\.\d+:\s+(?:\d+\s+)?"
+                     r"\S+:\s+[0-9a-fA-F]{1,16} \S", re.MULTILINE)
+
+
 def sniff(head: str) -> str | None:
     if _HEADER.search(head) and _FRAME.search(head):
         return "perf_script"
-    lines = [ln for ln in head.splitlines()[:200] if ln.strip()]
-    ok = [bool(_FOLDED.match(ln)) for ln in lines]
+    lines = head.count("\n") + 1
+    if len(_INLINE.findall(head[:16384])) >= min(3, lines):
+        return "perf_script"
+    rows = [ln for ln in head.splitlines()[:200] if ln.strip()]
+    ok = [bool(_FOLDED.match(ln)) for ln in rows]
     if ok and (all(ok) or (len(ok) > 2 and all(ok[:-1]))):  # the last line may be cut
         return "folded"
     return None
