@@ -307,3 +307,43 @@ def test_variant_files_are_small() -> None:
     assert all((ART / n).stat().st_size < 64 * 1024 for n in VARIANTS)
     assert Path(ART / "README.md").exists()
     json.loads(_bytes("sadf_t.json"))
+
+
+# --- sadf -d (CSV) ----------------------------------------------------------------------------
+
+@pytest.mark.parametrize("name,ref", [
+    ("sadf_d.csv", "sadf.json"), ("sadf_dh.csv", "sadf_u.json"),
+    ("sadf_dU.csv", "sadf_u.json"), ("sadf_d_t.csv", "sadf_u.json"),
+])
+def test_sadf_csv_equals_sadf_json(utc, name: str, ref: str) -> None:  # type: ignore[no-untyped-def]
+    """`sadf -d` (and -dh, -U, -t) of the same sar file as the JSON: the same samples."""
+    p = _parse(name)
+    assert p.kind == "sadf_csv"
+    assert not p.diagnostics
+    assert len(p.samples) == 3
+    assert _samples(p) == _samples(_parse(ref))
+
+
+def test_sadf_csv_of_every_activity_reads_the_cpu_table(utc) -> None:  # type: ignore[no-untyped-def]
+    text = _bytes("sadf_d_A.csv").decode()
+    cpu_only = []
+    keep = False
+    for line in text.splitlines():
+        if line.startswith("#"):
+            keep = line.startswith("# hostname;interval;timestamp;CPU;%usr")
+        if keep:
+            cpu_only.append(line)
+    assert len(cpu_only) < len(text.splitlines()) / 3
+    p = _parse("sadf_d_A.csv")
+    assert p.kind == "sadf_csv" and not p.diagnostics
+    ref = sysstat.parse("\n".join(cpu_only).encode(), "sadf_csv", "ref")
+    assert len(p.samples) == 3
+    assert _samples(p) == _samples(ref)
+
+
+def test_sadf_csv_all_cpu_only_says_what_is_missing() -> None:
+    text = "\n".join(ln for ln in _bytes("sadf_d.csv").decode().splitlines()
+                     if ln.startswith("#") or ";-1;" in ln)
+    p = sysstat.parse(text.encode(), "sadf_csv", "t")
+    assert p.records == 0
+    assert any("-P ALL" in d.message for d in p.diagnostics)

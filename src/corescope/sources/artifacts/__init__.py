@@ -7,7 +7,7 @@ Kinds (`KIND_MODULES`, in detection order; the first module whose `sniff` claims
 | module | kinds |
 | --- | --- |
 | `native` | `corescope_native`, `corescope_manifest` (a `corescope capture` bundle) |
-| `sysstat` | `mpstat_json` (sysstat 11 and 12), `sadf_json`, `mpstat_text` |
+| `sysstat` | `mpstat_json` (sysstat 11 and 12), `sadf_json`, `sadf_csv`, `mpstat_text` |
 | `procstat_loop` | `proc_stat` (one `/proc/stat` or a `date; cat /proc/stat` loop) |
 | `interrupts_loop` | `proc_interrupts` (one `/proc/interrupts` or a dated loop) |
 | `census_loop` | `census_loop`, `proc_cgroups` |

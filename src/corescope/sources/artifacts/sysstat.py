@@ -1,6 +1,7 @@
 """sysstat's per-CPU utilisation: `mpstat -P ALL -o JSON` (sysstat 11 and 12), plain
 `mpstat -P ALL N` text (12 h and 24 h clocks, any locale's date and decimal comma, ISO with
-S_TIME_FORMAT=ISO), and `sadf -j` of a `sar -o` file (`-- -P ALL -u` or `-u ALL`).
+S_TIME_FORMAT=ISO; `mpstat -A` and sar's text too, of which only the CPU tables are read),
+and `sadf -j` or `sadf -d` of a `sar -o` file (`-- -P ALL -u` or `-u ALL`).
 
 Percentages back to ticks. The store keeps USER_HZ tick deltas per CPU in /proc/stat's field
 order (model.cores.FIELDS), so each CPU's interval is rebuilt as round(interval_s × 100)
@@ -36,7 +37,7 @@ from corescope.sources.artifacts.dates import (
     zoned_epoch,
 )
 
-KINDS = ("mpstat_json", "sadf_json", "mpstat_text")
+KINDS = ("mpstat_json", "sadf_json", "mpstat_text", "sadf_csv")
 USER_HZ = 100
 
 # the printed percentages, in this order (model.cores.MODES)
@@ -57,6 +58,8 @@ def sniff(head: str) -> str | None:
         if re.search(r'"timestamp":\s*\{', head) or '"file-date"' in head:
             return "sadf_json"
         return "mpstat_json"
+    if s.startswith("# hostname;interval;timestamp;") and _CSV_CPU_HEADER.search(head):
+        return "sadf_csv"
     first = s.split("\n", 1)[0]
     if re.match(r"^Linux \S+ \(\S*\)\s", first) and re.search(
             r"^\S+(?: [AP]M)?(?: [A-Z]{2,5})?\s+CPU\s+%", head, re.MULTILINE):
@@ -524,6 +527,80 @@ def _parse_mpstat_text(data: bytes, acc: _Acc, p: Parsed) -> None:
     flush()
 
 
+# ---------------------------------------------------------------------------------------------
+# sadf -d: `# hostname;interval;timestamp;CPU;%usr;...;%idle` then `host;1;2026-11-30 15:34:01
+# UTC;-1;50.25;...` (CPU -1 is all). -h puts one timestamp's CPUs on one line (the header
+# ends `[...]`); -t prints local time without a zone; -U epoch seconds. sadf -d -- -A holds
+# every activity, each after its own header: only the CPU table is read.
+
+_CSV_CPU_HEADER = re.compile(r"^# hostname;interval;timestamp;CPU;.*%idle", re.MULTILINE)
+_CSV_TS = re.compile(r"^(\d{4})-(\d\d)-(\d\d) (\d\d):(\d\d):(\d\d)(?: (\S+))?$")
+
+
+def _csv_time(tok: str) -> float | None:
+    if tok.isdigit() and 9 <= len(tok) <= 11:
+        return float(tok)  # sadf -U
+    m = _CSV_TS.match(tok)
+    if m is None:
+        return None
+    y, mo, d, h, mi, sec = (int(x) for x in m.groups()[:6])
+    return zoned_epoch(y, mo, d, h, mi, sec, m.group(7))
+
+
+def _parse_sadf_csv(data: bytes, acc: _Acc, p: Parsed) -> None:
+    cols: list[int] | None = None  # MODES index of each value column (-1: not ours)
+    bad = 0
+    cur: tuple[float, float] | None = None
+    ids: list[int] = []
+    rows: list[list[float]] = []
+
+    def flush() -> None:
+        nonlocal ids, rows
+        if cur is not None and ids:
+            acc.add(cur[0], cur[1], ids, rows, p)
+        ids, rows = [], []
+
+    for line in data.decode("utf-8", errors="replace").splitlines():
+        if line.startswith("#"):
+            names = line.lstrip("# ").split(";")
+            if names[3:4] == ["CPU"] and any(n.startswith("%idle") for n in names):
+                names = [n.removesuffix("[...]") for n in names[4:]]
+                cols = [_M.get(_ALIAS.get(n, ""), -1) for n in names]
+            else:
+                cols = None  # another activity's table
+            continue
+        f = line.split(";")
+        if cols is None or len(f) < 4 + len(cols) or (len(f) - 3) % (1 + len(cols)):
+            if cols is not None and line.strip():
+                bad += 1
+            continue
+        t = _csv_time(f[2])
+        try:
+            itv = float(f[1])
+        except ValueError:
+            itv = float("nan")
+        if t is None or not 0 < itv <= 86400:
+            bad += 1
+            continue
+        if cur != (t, itv):
+            flush()
+            cur = (t, itv)
+        width = 1 + len(cols)
+        for g in range(3, len(f), width):
+            cpu = _cpu_id(f[g])
+            if cpu is None:
+                continue  # -1: all CPUs
+            vals = [0.0] * 10
+            for c, tok in zip(cols, f[g + 1:g + width], strict=True):
+                if c >= 0:
+                    vals[c] = _num(tok)
+            ids.append(cpu)
+            rows.append(vals)
+    flush()
+    if bad:
+        p.diag(f"{bad} unreadable sadf -d lines skipped")
+
+
 def parse(data: bytes, kind: str, source: str) -> Parsed:
     p = Parsed(kind, source)
     acc = _Acc()
@@ -531,12 +608,14 @@ def parse(data: bytes, kind: str, source: str) -> Parsed:
         _parse_mpstat_text(data, acc, p)
     elif kind == "sadf_json":
         _parse_sadf(_json_text(data, p), acc, p)
+    elif kind == "sadf_csv":
+        _parse_sadf_csv(data, acc, p)
     else:
         _parse_mpstat_json(_json_text(data, p), acc, p)
     m = acc.matrix()
     if m is not None:
         p.samples = m
-    elif re.search(rb'"cpu": "all"|^\S+(?: [AP]M)?\s+all\s', data[:1 << 20], re.MULTILINE):
+    elif re.search(rb'"cpu": "all"|^\S+(?: [AP]M)?\s+all\s|;-1;', data[:1 << 20], re.MULTILINE):
         p.diag("only the all-CPU average is in it: per-core data needs `mpstat -P ALL` "
                "(or `sadf -j FILE -- -P ALL -u ALL`)")
     elif not p.diagnostics:
