@@ -24,6 +24,7 @@ import itertools
 import json
 import re
 import statistics
+from collections.abc import Iterable
 from typing import Any
 
 import numpy as np
@@ -142,6 +143,28 @@ class _Acc:
         self.ids.append(keep[np.sort(first)])
         self.pct.append(a[ok][np.sort(first)])
 
+    def add_uniform(self, times: list[float], a: np.ndarray, sizes: np.ndarray) -> bool:
+        """Many entries at once when they list the same CPUs in the same order, once each,
+        and every row is readable ([n·k, 11]: CPU id, then the percentages): what `add`
+        would keep, without its per-entry work. False (nothing added) otherwise."""
+        n = len(times)
+        if n == 0 or not (sizes == sizes[0]).all():
+            return False
+        k = int(sizes[0])
+        ids = a[:, 0].astype(np.int64).reshape(n, k)
+        first = ids[0]
+        if not (ids == first).all() or np.unique(first).size != k:
+            return False
+        pct = a[:, 1:]
+        ok = np.isfinite(pct).all(axis=1) & (pct >= 0).all(axis=1) & (pct <= 100.5).all(axis=1)
+        if not (ok & (pct.sum(axis=1) > 0)).all():
+            return False
+        self.t.extend(times)
+        self.iv.extend([float("nan")] * n)
+        self.ids.extend([first] * n)  # one array shared by every entry: matrix() sees it
+        self.pct.extend(pct.reshape(n, k, 10))
+        return True
+
     def fill_intervals(self) -> None:
         """mpstat JSON states no interval: each is the step from the entry before (the first,
         and any gap over 4x the usual step, take the usual step)."""
@@ -163,10 +186,16 @@ class _Acc:
         n, ncpu = len(self.t), len(cpus)
         pct = np.zeros((n, ncpu, 10))
         present = np.zeros((n, ncpu), bool)
-        for k, j in enumerate(order):
-            cols = np.searchsorted(cpus, self.ids[j])
-            pct[k, cols] = self.pct[j]
-            present[k, cols] = True
+        shared = self.ids[0]
+        if all(ids is shared for ids in self.ids):  # add_uniform's entries: one layout
+            cols = np.searchsorted(cpus, shared)
+            pct[:, cols] = np.stack(self.pct)[order]
+            present[:, cols] = True
+        else:
+            for k, j in enumerate(order):
+                cols = np.searchsorted(cpus, self.ids[j])
+                pct[k, cols] = self.pct[j]
+                present[k, cols] = True
         iv = np.array(self.iv, np.float64)[order]
         n_ticks = np.maximum(1, np.rint(np.nan_to_num(iv, nan=1.0) * USER_HZ)).astype(np.int64)
         ticks = np.zeros((n, ncpu, 10), np.int64)
@@ -320,19 +349,23 @@ _FAST_TS = '"timestamp": "'
 
 
 def _fast_mpstat(text: str, clock: _Day, acc: _Acc, p: Parsed) -> bool:
-    """sysstat 12's plain layout, entry by entry with one C-level regex per entry. False
-    (and nothing added) when the file holds anything the pattern does not cover, or is cut
-    short: the careful path then decides."""
+    """sysstat 12's plain layout: one C-level regex per entry, then every number of the file
+    converted at once. False (nothing added, no notes left) when the file holds anything the
+    pattern does not cover, or is cut short: the careful path then decides."""
     if not text.rstrip().endswith("}}"):
         return False
     chunks = text.split(_FAST_TS)
     if text.count('{"cpu"') != sum(c.count('{"cpu"') for c in chunks[1:]):
         return False  # CPU rows before the first timestamp: not this layout
+    times: list[float] = []
+    entries: list[list[tuple[str, ...]]] = []
+    base = len(p.diagnostics)
+    marks: list[int] = []  # how many notes (bad timestamps, clock steps) came before each
     for chunk in chunks[1:]:
         end = chunk.find('"')
         rows = _FAST_ROW.findall(chunk)
         if end < 0 or len(rows) != chunk.count('{"cpu"'):
-            acc.__init__()  # type: ignore[misc]
+            del p.diagnostics[base:]  # the careful path reads it all again and says so
             return False
         hms = parse_clock(chunk[:end])
         t = clock.epoch(hms, p) if hms is not None else None
@@ -341,15 +374,46 @@ def _fast_mpstat(text: str, clock: _Day, acc: _Acc, p: Parsed) -> bool:
             continue
         cpu_rows = [r for r in rows if r[0] != "all"]
         if cpu_rows:
-            # one C-level number parse per entry (numpy converting strings one by one is 3x
-            # slower); the regex already vouched for every token
-            try:
-                a = np.fromstring(" ".join(itertools.chain.from_iterable(cpu_rows)),
-                                  dtype=np.float64, sep=" ").reshape(len(cpu_rows), 11)
-            except ValueError:
-                a = np.array(cpu_rows, dtype=np.float64)
-            acc.add(t, float("nan"), a[:, 0].astype(np.int64).tolist(), a[:, 1:], p)
+            times.append(t)
+            entries.append(cpu_rows)
+            marks.append(len(p.diagnostics) - base)
+    if not entries:
+        return True
+    numbers = _numbers(itertools.chain.from_iterable(itertools.chain.from_iterable(entries)),
+                       sum(map(len, entries)) * 11)
+    if numbers is None:  # a token the regex let through that is no number ("1.2.3", "-")
+        del p.diagnostics[base:]
+        return False
+    a = numbers.reshape(-1, 11)
+    sizes = np.fromiter(map(len, entries), np.int64, len(entries))
+    if not acc.add_uniform(times, a, sizes):
+        # entry by entry, its notes in file order among those the loop above made
+        loop_notes = p.diagnostics[base:]
+        del p.diagnostics[base:]
+        at = done = 0
+        for t, k, mark in zip(times, sizes.tolist(), marks, strict=True):
+            for d in loop_notes[done:mark]:
+                p.diag(d.message, d.line)
+            done = mark
+            acc.add(t, float("nan"), a[at:at + k, 0].astype(np.int64).tolist(),
+                    a[at:at + k, 1:], p)
+            at += k
+        for d in loop_notes[done:]:
+            p.diag(d.message, d.line)
     return True
+
+
+def _numbers(tokens: Iterable[str], count: int) -> np.ndarray | None:
+    """Decimal strings → float64, each distinct string converted once: a day of mpstat
+    repeats a few thousand values (0.00 … 100.00) millions of times."""
+    tokens = list(tokens)
+    values: dict[str, float] = dict.fromkeys(tokens)  # type: ignore[arg-type]
+    try:
+        for k in values:
+            values[k] = float(k)
+    except ValueError:
+        return None
+    return np.fromiter(map(values.__getitem__, tokens), np.float64, count)
 
 
 def _parse_mpstat_json(text: str, acc: _Acc, p: Parsed) -> None:
