@@ -24,7 +24,7 @@ import itertools
 import json
 import re
 import statistics
-from collections.abc import Iterable
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
@@ -115,6 +115,7 @@ class _Acc:
         self.iv: list[float] = []
         self.ids: list[np.ndarray] = []
         self.pct: list[np.ndarray] = []
+        self.block: np.ndarray | None = None  # add_uniform's rows, [entries, CPUs, 10]
 
     def add(self, t: float, iv: float, ids: list[int], rows: list[list[float]] | np.ndarray,
             p: Parsed) -> None:
@@ -159,10 +160,11 @@ class _Acc:
         ok = np.isfinite(pct).all(axis=1) & (pct >= 0).all(axis=1) & (pct <= 100.5).all(axis=1)
         if not (ok & (pct.sum(axis=1) > 0)).all():
             return False
+        self.block = pct.reshape(n, k, 10)
         self.t.extend(times)
         self.iv.extend([float("nan")] * n)
         self.ids.extend([first] * n)  # one array shared by every entry: matrix() sees it
-        self.pct.extend(pct.reshape(n, k, 10))
+        self.pct.extend(self.block)
         return True
 
     def fill_intervals(self) -> None:
@@ -187,9 +189,11 @@ class _Acc:
         pct = np.zeros((n, ncpu, 10))
         present = np.zeros((n, ncpu), bool)
         shared = self.ids[0]
-        if all(ids is shared for ids in self.ids):  # add_uniform's entries: one layout
+        if self.block is not None and all(ids is shared for ids in self.ids):
+            # add_uniform's entries (and only those): one layout, no per-entry copies
             cols = np.searchsorted(cpus, shared)
-            pct[:, cols] = np.stack(self.pct)[order]
+            in_order = bool((np.diff(np.array(self.t)) >= 0).all())  # the stable sort kept it
+            pct[:, cols] = self.block if in_order else self.block[order]
             present[:, cols] = True
         else:
             for k, j in enumerate(order):
@@ -198,9 +202,13 @@ class _Acc:
                 present[k, cols] = True
         iv = np.array(self.iv, np.float64)[order]
         n_ticks = np.maximum(1, np.rint(np.nan_to_num(iv, nan=1.0) * USER_HZ)).astype(np.int64)
-        ticks = np.zeros((n, ncpu, 10), np.int64)
         flat_n = np.repeat(n_ticks, ncpu).reshape(n, ncpu)
-        ticks[present] = ticks_from_pct_array(pct[present], flat_n[present])
+        if present.all():  # every CPU in every entry: no masked copies
+            ticks = ticks_from_pct_array(pct.reshape(-1, 10), flat_n.reshape(-1)
+                                         ).reshape(n, ncpu, 10)
+        else:
+            ticks = np.zeros((n, ncpu, 10), np.int64)
+            ticks[present] = ticks_from_pct_array(pct[present], flat_n[present])
         return CoreMatrix.from_ticks(t=np.array(self.t, np.float64)[order], interval_s=iv,
                                      cpus=cpus.astype(np.int64), ticks=ticks, present=present)
 
@@ -349,19 +357,21 @@ _FAST_TS = '"timestamp": "'
 
 
 def _fast_mpstat(text: str, clock: _Day, acc: _Acc, p: Parsed) -> bool:
-    """sysstat 12's plain layout: one C-level regex per entry, then every number of the file
-    converted at once. False (nothing added, no notes left) when the file holds anything the
-    pattern does not cover, or is cut short: the careful path then decides."""
+    """sysstat 12's plain layout: one C-level regex per entry, the numbers converted a batch
+    of entries at a time. False (nothing added, no notes left) when the file holds anything
+    the pattern does not cover, or is cut short: the careful path then decides."""
     if not text.rstrip().endswith("}}"):
         return False
-    chunks = text.split(_FAST_TS)
-    if text.count('{"cpu"') != sum(c.count('{"cpu"') for c in chunks[1:]):
+    first = text.find(_FAST_TS)
+    if text.find('{"cpu"', 0, first if first >= 0 else len(text)) >= 0:
         return False  # CPU rows before the first timestamp: not this layout
     times: list[float] = []
-    entries: list[list[tuple[str, ...]]] = []
+    sizes: list[int] = []
     base = len(p.diagnostics)
     marks: list[int] = []  # how many notes (bad timestamps, clock steps) came before each
-    for chunk in chunks[1:]:
+    numbers = _Numbers()
+    pending: list[tuple[str, ...]] = []  # rows not yet converted (bounded: memory)
+    for chunk in _pieces(text, first):
         end = chunk.find('"')
         rows = _FAST_ROW.findall(chunk)
         if end < 0 or len(rows) != chunk.count('{"cpu"'):
@@ -375,23 +385,27 @@ def _fast_mpstat(text: str, clock: _Day, acc: _Acc, p: Parsed) -> bool:
         cpu_rows = [r for r in rows if r[0] != "all"]
         if cpu_rows:
             times.append(t)
-            entries.append(cpu_rows)
+            sizes.append(len(cpu_rows))
             marks.append(len(p.diagnostics) - base)
-    if not entries:
+            pending += cpu_rows
+            if len(pending) >= _BATCH_ROWS:
+                if not numbers.take(pending):
+                    del p.diagnostics[base:]
+                    return False
+                pending = []
+    if not times:
         return True
-    numbers = _numbers(itertools.chain.from_iterable(itertools.chain.from_iterable(entries)),
-                       sum(map(len, entries)) * 11)
-    if numbers is None:  # a token the regex let through that is no number ("1.2.3", "-")
-        del p.diagnostics[base:]
+    if pending and not numbers.take(pending):
+        del p.diagnostics[base:]  # a token the regex let through that is no number ("1.2.3")
         return False
-    a = numbers.reshape(-1, 11)
-    sizes = np.fromiter(map(len, entries), np.int64, len(entries))
-    if not acc.add_uniform(times, a, sizes):
+    a = numbers.array().reshape(-1, 11)
+    k_of = np.array(sizes, np.int64)
+    if not acc.add_uniform(times, a, k_of):
         # entry by entry, its notes in file order among those the loop above made
         loop_notes = p.diagnostics[base:]
         del p.diagnostics[base:]
         at = done = 0
-        for t, k, mark in zip(times, sizes.tolist(), marks, strict=True):
+        for t, k, mark in zip(times, sizes, marks, strict=True):
             for d in loop_notes[done:mark]:
                 p.diag(d.message, d.line)
             done = mark
@@ -403,17 +417,40 @@ def _fast_mpstat(text: str, clock: _Day, acc: _Acc, p: Parsed) -> bool:
     return True
 
 
-def _numbers(tokens: Iterable[str], count: int) -> np.ndarray | None:
+def _pieces(text: str, at: int) -> Iterator[str]:
+    """text.split(_FAST_TS)[1:] one piece at a time (a split would copy the whole file)."""
+    n = len(_FAST_TS)
+    while at >= 0:
+        nxt = text.find(_FAST_TS, at + n)
+        yield text[at + n : nxt if nxt >= 0 else len(text)]
+        at = nxt
+
+
+_BATCH_ROWS = 20_000
+
+
+class _Numbers:
     """Decimal strings → float64, each distinct string converted once: a day of mpstat
     repeats a few thousand values (0.00 … 100.00) millions of times."""
-    tokens = list(tokens)
-    values: dict[str, float] = dict.fromkeys(tokens)  # type: ignore[arg-type]
-    try:
-        for k in values:
-            values[k] = float(k)
-    except ValueError:
-        return None
-    return np.fromiter(map(values.__getitem__, tokens), np.float64, count)
+
+    def __init__(self) -> None:
+        self.values: dict[str, float] = {}
+        self.parts: list[np.ndarray] = []
+
+    def take(self, rows: list[tuple[str, ...]]) -> bool:
+        """Convert rows of number strings; False if one is no number."""
+        tokens = list(itertools.chain.from_iterable(rows))
+        try:
+            for k in set(tokens).difference(self.values):
+                self.values[k] = float(k)
+        except ValueError:
+            return False
+        self.parts.append(np.fromiter(map(self.values.__getitem__, tokens), np.float64,
+                                      len(tokens)))
+        return True
+
+    def array(self) -> np.ndarray:
+        return np.concatenate(self.parts) if self.parts else np.zeros(0)
 
 
 def _parse_mpstat_json(text: str, acc: _Acc, p: Parsed) -> None:
