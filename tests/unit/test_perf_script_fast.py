@@ -229,3 +229,24 @@ def test_fast_path_and_summary_match_the_careful_path_on_mixtures(parts: list[st
     assert got == summed(want)
     assert notes(sdiags) == notes(want_diags)
     assert got.first is None or math.isfinite(got.first)
+
+
+@pytest.mark.parametrize("name", ALL)
+def test_cpu_and_time_hints_only_leave_out_what_callers_drop(name: str):
+    """The hints skip records before their stack is built: what a caller keeps after its
+    own filter is the same with and without them."""
+    text = TEXTS[name]
+    every = list(parse_blocks(blocks_of(text, 4096), []))
+    times = sorted(s.time for s in every if s.time is not None)
+    assert times
+    spans = [(times[0], times[-1] + 1), (times[len(times) // 3], times[2 * len(times) // 3]),
+             (times[-1] + 1, times[-1] + 2)]
+    for lo, hi in spans:
+        for cpu in (None, 0, 1):
+            got = list(parse_blocks(blocks_of(text, 4096), [], cpu=cpu, times=(lo, hi)))
+            kept = [s for s in got if s.time is not None and lo <= s.time < hi
+                    and (cpu is None or s.cpu == cpu)]
+            assert kept == [s for s in every if s.time is not None and lo <= s.time < hi
+                            and (cpu is None or s.cpu == cpu)], (lo, hi, cpu)
+            if name in CLEAN:
+                assert got == kept  # plain text: nothing outside is even built

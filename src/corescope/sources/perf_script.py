@@ -360,39 +360,52 @@ def parse_blocks(
     diagnostics: list[Diagnostic] | None = None,
     source: str = SOURCE,
     cpu: int | None = None,
+    times: tuple[float, float] | None = None,
 ) -> Iterator[StackSample]:
     """The same samples as `parse`, from blocks of text of any size (1 MiB reads of perf
     script's pipe). Records are split on blank lines and a whole stack is looked up as one
     string, so the common case runs in C; a record that is not well formed goes through
     `parse` line by line, told the line it starts on so its notes name the right line.
-    `cpu`: well-formed records of other CPUs are skipped before their stack is looked up
-    (a hint for speed: callers still filter what the careful path returns)."""
+    `cpu`, `times` ([lo, hi) on the text's clock): well-formed records of other CPUs, or
+    timed outside the span, may be skipped before their stack is looked up (hints for
+    speed: callers still filter what they get)."""
     diags = diagnostics if diagnostics is not None else []
     cache = _FrameCache()
     bodies: dict[str, tuple[Frame, ...]] = {}
     want = None if cpu is None else str(int(cpu))
     for text, base, whole in _whole_records(blocks):
         if whole:
-            yield from _records(text, base, cache, bodies, diags, source, want)
+            yield from _records(text, base, cache, bodies, diags, source, want, times)
         elif text.strip():
             # input that ends without a blank line: the careful path says what was cut short
             yield from parse(text.splitlines(), diags, source, base)
 
 
 def _fast_records(text: str, cache: _FrameCache, bodies: dict[str, tuple[Frame, ...]],
-                  cpu: str | None) -> list[StackSample] | None:
-    """Every sample of a block of plain records (see _clean_rows), or None."""
+                  cpu: str | None, times: tuple[float, float] | None = None
+                  ) -> list[StackSample] | None:
+    """The samples of a block of plain records (see _clean_rows) of CPU `cpu` and timed in
+    [lo, hi) when those are given, or None when the block is not plain."""
     rows = _clean_rows(text)
     if rows is None or not _int_safe(rows):
         return None
+    keep: Iterable[int] = range(len(rows))
+    if cpu is not None or times is not None:
+        _, _, _, cpus, stamps, _, _ = zip(*rows, strict=True)
+        want = None if cpu is None else cpu.lstrip("0")
+        lo, hi = times if times is not None else (-math.inf, math.inf)
+        keep = [i for i, (c, t) in enumerate(zip(cpus, stamps, strict=True))
+                if (want is None or not c or c.lstrip("0") == want)
+                and (times is None or (t and lo <= float(t) < hi))]
+        if not keep:
+            return []
     recs = text.split("\n\n")
     if len(recs) != len(rows):
         return None
     out: list[StackSample] = []
-    want = None if cpu is None else cpu.lstrip("0")
-    for rec, (comm, pid, tid, c, t, _period, event) in zip(recs, rows, strict=True):
-        if want is not None and c and c.lstrip("0") != want:
-            continue  # another CPU's record: not worth its stack
+    for i in keep:
+        comm, pid, tid, c, t, _period, event = rows[i]
+        rec = recs[i]
         nl = rec.find("\n")
         body = "" if nl < 0 else rec[nl + 1 :]
         frames = bodies.get(body)
@@ -406,9 +419,9 @@ def _fast_records(text: str, cache: _FrameCache, bodies: dict[str, tuple[Frame, 
 
 
 def _records(text: str, base: int, cache: _FrameCache, bodies: dict[str, tuple[Frame, ...]],
-             diags: list[Diagnostic], source: str, cpu: str | None = None
-             ) -> Iterator[StackSample]:
-    fast = _fast_records(text, cache, bodies, cpu)
+             diags: list[Diagnostic], source: str, cpu: str | None = None,
+             times: tuple[float, float] | None = None) -> Iterator[StackSample]:
+    fast = _fast_records(text, cache, bodies, cpu, times)
     if fast is not None:
         yield from fast
         return

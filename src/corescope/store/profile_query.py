@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import io
+import math
 import os
 import subprocess
 import tempfile
@@ -137,7 +138,11 @@ def _text_samples(src: Path, chunk: ProfileChunk, win: tuple[float, float], cpu:
     # the recorder's chunks come from one perf script, which prints in time order: stop at
     # the window's end (imported text may be in any order: read it all)
     ordered = chunk.recorded
-    for s in perf_script.parse_blocks(_chunk_text(src, chunk, diags), diags, chunk.path, cpu):
+    # what lies before the window is never wanted; what lies after it is, in a recorder's
+    # chunk, the sign to stop reading
+    hint = (lo, math.inf if ordered else hi)
+    for s in perf_script.parse_blocks(_chunk_text(src, chunk, diags), diags, chunk.path, cpu,
+                                      hint):
         t = s.time
         if t is None or not (lo <= t < hi):
             if ordered and t is not None and t >= hi:
