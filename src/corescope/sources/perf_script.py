@@ -287,8 +287,9 @@ def _clean_rows(text: str) -> list[Row] | None:
     """The header fields of every record in `text` (whole records, as parse_blocks cuts
     them) when each record is plain: a header line HEADER reads, then indented frame lines,
     records apart by exactly one blank line, no comments, no carriage returns. None for
-    anything else, which the careful path then reads (and reports) line by line. Every test
-    here runs in C: one regex pass over the block, one over its header lines."""
+    anything else, which the careful path then reads (and reports) line by line, as it does
+    numbers too long for int(). Every test here runs in C: one regex pass over the block,
+    one over its header lines."""
     if not text or "\r" in text or text[0] in "\t \n#":
         return None
     nl = text.find("\n")
@@ -304,17 +305,18 @@ def _clean_rows(text: str) -> list[Row] | None:
     rows: list[Row] = _HEADER_LINES.findall(joined)
     if len(rows) != len(heads):
         return None  # a header line HEADER does not read
+    if not _int_safe(rows, max(map(len, heads))):
+        return None
     return rows
 
 
-def _int_safe(rows: list[Row]) -> bool:
-    """Whether int() takes every pid, tid and cpu of `rows` (Python refuses integers of
-    more digits than sys.get_int_max_str_digits(): the careful path notes those)."""
+def _int_safe(rows: list[Row], longest: int) -> bool:
+    """Whether int() takes every pid, tid and cpu of `rows`, whose longest header line has
+    `longest` characters (Python refuses integers of more digits than
+    sys.get_int_max_str_digits(): the careful path notes those)."""
     limit = sys.get_int_max_str_digits()  # 0: no limit
-    if not limit or not rows:
-        return True
-    _, pids, tids, cpus, *_ = zip(*rows, strict=True)
-    return max(max(map(len, pids)), max(map(len, tids)), max(map(len, cpus))) <= limit
+    return not limit or longest <= limit or not rows or max(
+        len(x) for r in rows for x in (r[1], r[2], r[3])) <= limit
 
 
 def _whole_records(blocks: Iterable[str]) -> Iterator[tuple[str, int, bool]]:
@@ -387,7 +389,7 @@ def _fast_records(text: str, cache: _FrameCache, bodies: dict[str, tuple[Frame, 
     """The samples of a block of plain records (see _clean_rows) of CPU `cpu` and timed in
     [lo, hi) when those are given, or None when the block is not plain."""
     rows = _clean_rows(text)
-    if rows is None or not _int_safe(rows):
+    if rows is None:
         return None
     keep: Iterable[int] = range(len(rows))
     if cpu is not None or times is not None:
@@ -498,10 +500,14 @@ class Summary:
         self._times(list(map(float, filter(None, times))))
 
     def _times(self, ts: list[float]) -> None:
-        ts = [t for t in ts if math.isfinite(t)] if any(map(math.isinf, ts)) else ts
         if not ts:
             return
-        lo, hi = min(ts), max(ts)
+        lo, hi = min(ts), max(ts)  # never NaN: the header pattern reads digits only
+        if math.isinf(hi):  # more digits than a float holds
+            ts = [t for t in ts if math.isfinite(t)]
+            if not ts:
+                return
+            lo, hi = min(ts), max(ts)
         if self.first is None or lo < self.first:
             self.first = lo
         if self.last is None or hi > self.last:
@@ -519,7 +525,7 @@ def summarize_blocks(blocks: Iterable[str], diagnostics: list[Diagnostic] | None
     for text, base, whole in _whole_records(blocks):
         if whole:
             rows = _clean_rows(text)
-            if rows is not None and _int_safe(rows):
+            if rows is not None:
                 got.add_rows(rows)
                 continue
             for s in _records(text, base, cache, bodies, diags, source):

@@ -84,10 +84,13 @@ def ticks_from_pct_array(pct: np.ndarray, n_ticks: np.ndarray) -> np.ndarray:
     ticks = np.floor(exact).astype(np.int64)
     short = n - ticks.sum(axis=1, keepdims=True)
     # largest remainder: the `short` fields with the biggest fractions get one more tick
-    order = np.argsort(-(exact - ticks), axis=1, kind="stable")
-    rank = np.empty_like(order)
-    np.put_along_axis(rank, order, np.arange(8)[None, :].repeat(len(order), 0), axis=1)
-    ticks += rank < short
+    # (only rows that are short at all: the others need no sort)
+    need = np.flatnonzero(short[:, 0] > 0)
+    if need.size:
+        order = np.argsort(ticks[need] - exact[need], axis=1, kind="stable")
+        rank = np.empty_like(order)
+        np.put_along_axis(rank, order, np.arange(8)[None, :].repeat(len(order), 0), axis=1)
+        ticks[need] += rank < short[need]
     g_t = np.minimum(ticks[:, 0], np.rint(guest / total[:, 0] * n[:, 0]).astype(np.int64))
     gn_t = np.minimum(ticks[:, 1], np.rint(gnice / total[:, 0] * n[:, 0]).astype(np.int64))
     return np.concatenate([ticks, g_t[:, None], gn_t[:, None]], axis=1)
