@@ -347,3 +347,22 @@ def test_sadf_csv_all_cpu_only_says_what_is_missing() -> None:
     p = sysstat.parse(text.encode(), "sadf_csv", "t")
     assert p.records == 0
     assert any("-P ALL" in d.message for d in p.diagnostics)
+
+
+def test_mpstat_topology_columns(utc) -> None:  # type: ignore[no-untyped-def]
+    """`mpstat -T`: CORE, SOCK and NODE columns after CPU (empty on the `all` row)."""
+    lines = []
+    for line in _bytes("mpstat_T.txt").decode().splitlines():
+        toks = line.split()
+        if "CORE" in toks:
+            toks = [t for t in toks if t not in ("CORE", "SOCK", "NODE")]
+        elif len(toks) == 15:
+            toks = toks[:2] + toks[5:]
+        lines.append(" ".join(toks) if toks and not line.startswith("Linux") else line)
+    plain = sysstat.parse("\n".join(lines).encode(), "mpstat_text", "plain")
+    p = _parse("mpstat_T.txt")
+    assert p.kind == "mpstat_text" and not p.diagnostics
+    assert len(p.samples) == 2
+    assert _samples(p) == _samples(plain)
+    j = _parse("mpstat_T.json")
+    assert j.kind == "mpstat_json" and not j.diagnostics and len(j.samples) == 2

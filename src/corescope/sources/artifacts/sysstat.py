@@ -63,7 +63,8 @@ def sniff(head: str) -> str | None:
         return "sadf_csv"
     first = s.split("\n", 1)[0]
     if re.match(r"^Linux \S+ \(\S*\)\s", first) and re.search(
-            r"^\S+(?: [AP]M)?(?: [A-Z]{2,5})?\s+CPU\s+%", head, re.MULTILINE):
+            r"^\S+(?: [AP]M)?(?: [A-Z]{2,5})?\s+CPU(?:\s+(?:CORE|SOCK|NODE))*\s+%", head,
+            re.MULTILINE):  # `mpstat -T` puts the topology columns after CPU
         return "mpstat_text"
     return None
 
