@@ -4,10 +4,16 @@ Tests can hand a `RecordedRunner` the captured output of `systemctl`, `crictl`, 
 from __future__ import annotations
 
 import shutil
-import subprocess
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import subprocess
+
+# subprocess.DEVNULL: subprocess itself is imported when a program runs, not by every command
+# at start-up (tests/unit check the value)
+DEVNULL = -3
 
 
 @dataclass(frozen=True)
@@ -37,6 +43,8 @@ class Runner:
             raise ValueError("empty argv")
         if self.which(argv[0]) is None:
             raise ToolMissing(f"{argv[0]} not found")
+        import subprocess
+
         try:
             proc = subprocess.run(
                 list(argv), capture_output=True, text=True, timeout=timeout, check=False,
@@ -46,14 +54,16 @@ class Runner:
             return RunResult(tuple(argv), -1, _text(exc.stdout), f"timed out after {timeout}s")
         return RunResult(tuple(argv), proc.returncode, proc.stdout, proc.stderr)
 
-    def start(self, argv: Sequence[str], stdout: IO[Any] | int | None = subprocess.DEVNULL,
-              stderr: IO[Any] | int | None = subprocess.DEVNULL) -> subprocess.Popen[bytes]:
+    def start(self, argv: Sequence[str], stdout: IO[Any] | int | None = DEVNULL,
+              stderr: IO[Any] | int | None = DEVNULL) -> subprocess.Popen[bytes]:
         """Start a long-running program (`perf record`, a streamed `perf script`); the caller
         owns the process and must wait for or kill it."""
         if not argv:
             raise ValueError("empty argv")
         if self.which(argv[0]) is None:
             raise ToolMissing(f"{argv[0]} not found")
+        import subprocess
+
         return subprocess.Popen(self._dies_with_us(argv), stdin=subprocess.DEVNULL,
                                 stdout=stdout, stderr=stderr)
 
@@ -87,8 +97,8 @@ class RecordedRunner(Runner):
                 return hit
         raise ToolMissing(f"{argv[0]} not found")
 
-    def start(self, argv: Sequence[str], stdout: IO[Any] | int | None = subprocess.DEVNULL,
-              stderr: IO[Any] | int | None = subprocess.DEVNULL) -> subprocess.Popen[bytes]:
+    def start(self, argv: Sequence[str], stdout: IO[Any] | int | None = DEVNULL,
+              stderr: IO[Any] | int | None = DEVNULL) -> subprocess.Popen[bytes]:
         # recorded output cannot stand in for a live process
         raise ToolMissing(f"{argv[0] if argv else 'program'} not found (recorded runner)")
 

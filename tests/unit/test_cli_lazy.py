@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import importlib
+import json
 import subprocess
 import sys
 from collections import defaultdict
@@ -40,9 +41,51 @@ def test_fast_paths_import_little() -> None:
         mods = _imported(*args)
         assert "click" in mods  # the probe works
         assert "numpy" not in mods, args
-        assert "sqlite3" not in mods or args[0] in ("events", "lab"), args
+        assert "sqlite3" not in mods, args
         others = {m for m in mods if m.startswith("corescope.views.cli_")}
         assert others <= {"corescope.views.cli_events"}, (args, others)
+
+
+# What an events-only investigation never builds: the zombie, profile and diagnosis parts, the
+# interrupt map, the store, the lab's writer, subprocesses and the statistics of incidents.
+NOT_FOR_A_LOG = ("corescope.model.cgroups", "corescope.analysis.zombies",
+                 "corescope.investigate.zombies", "corescope.analysis.flame",
+                 "corescope.model.profiles", "corescope.investigate.diagnosis",
+                 "corescope.investigate.diagnose", "corescope.sources.interrupts",
+                 "corescope.store.db", "corescope.lab.nicreset", "subprocess", "statistics")
+
+
+def test_events_file_loads_only_the_log_part_of_the_pipeline() -> None:
+    log = str(FIXTURES / "events" / "dmesg_incidents.txt")
+    for args in (("events", "--file", log), ("events", "--file", log, "--json")):
+        mods = _imported(*args)
+        assert "corescope.investigate.build" in mods  # the one Investigation renders it
+        assert not set(NOT_FOR_A_LOG) & mods, (args, sorted(set(NOT_FOR_A_LOG) & mods))
+
+
+def test_start_up_runs_without_collection_but_every_command_with_it() -> None:
+    # main() turns the cyclic collector off while the command's modules load; the command
+    # itself (record runs for days) must find it on, with start-up's objects frozen
+    probe = ("import gc\n"
+             "from corescope.views.cli import cli, main\n"
+             "@cli.command('probe')\n"
+             "def probe():\n"
+             "    print(gc.isenabled(), gc.get_freeze_count() > 0)\n"
+             "main(['probe'])\n")
+    proc = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                          env=cli_env(), timeout=60)
+    assert proc.stdout.split() == ["True", "True"], proc.stderr[-2000:]
+    # --help exits before any command: collection is back on afterwards all the same
+    probe = ("import gc\n"
+             "from corescope.views.cli import main\n"
+             "try:\n"
+             "    main(['--help'])\n"
+             "except SystemExit:\n"
+             "    pass\n"
+             "print(gc.isenabled())\n")
+    proc = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                          env=cli_env(), timeout=60)
+    assert proc.stdout.split()[-1] == "True", proc.stderr[-2000:]
 
 
 def test_help_lists_every_command_and_unknown_is_a_usage_error() -> None:
@@ -59,3 +102,23 @@ def test_help_lists_every_command_and_unknown_is_a_usage_error() -> None:
     # a command registered by its module runs through the table
     assert run_cli("cores", "--help").returncode == 0
     assert run_cli("lab", "hotcore", "--help").returncode == 0
+
+
+def test_runner_devnull_is_subprocess_devnull() -> None:
+    from corescope.runner import DEVNULL
+
+    assert subprocess.DEVNULL == DEVNULL
+
+
+def test_cgroup_records_render_without_their_forms_imported_first() -> None:
+    # their JSON forms register on first use (render/records_cgroups.py): a fresh process
+    probe = ("import json, sys\n"
+             "from corescope.model.cgroups import Location\n"
+             "from corescope.render.records import as_json\n"
+             "assert 'corescope.render.records_cgroups' not in sys.modules\n"
+             "print(json.dumps(as_json({'locations': [Location('/a', 3, 5, 1)]})))\n")
+    proc = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                          env=cli_env(), timeout=60)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert json.loads(proc.stdout) == {"locations": [
+        {"path": "/a", "dying": 3, "subtree_dying": 5, "live_descendants": 1}]}

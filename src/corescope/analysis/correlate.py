@@ -10,17 +10,19 @@ from __future__ import annotations
 
 import math
 import random
-import statistics
 from collections import Counter
 from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
 
-from corescope.model.cores import Episode
 from corescope.model.events import (
     CorrelationSummary,
     Incident,
     KernelEvent,
     PrecedingEpisode,
 )
+
+if TYPE_CHECKING:
+    from corescope.model.cores import Episode
 
 DEFAULT_WINDOW_S = 30.0
 DEFAULT_GROUP_S = 10.0
@@ -165,9 +167,14 @@ def summarize(incs: Sequence[Incident], episodes: Sequence[Episode],
     return CorrelationSummary(
         events=n, preceded=len(preceded), preceded_fraction=frac, base_rate=br,
         base_samples=samples if br is not None else 0,
-        median_lead_s=statistics.median(leads) if leads else None,
+        median_lead_s=_median(leads) if leads else None,
         top_cpu=top[0] if top else None, top_cpu_count=top[1] if top else 0,
         serves_queue_fraction=serves / len(known) if known else None, p_value=pval,
         window_s=window_s,
     )
 
+
+def _median(values: list[float]) -> float:
+    import statistics  # fractions and decimal: not for a log with no incident
+
+    return statistics.median(values)

@@ -12,21 +12,22 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol
 
-from corescope.model.cgroups import (
-    CgroupLayout,
-    ChurnCount,
-    Location,
-    MemcgCensus,
-    RestartRecord,
-    StatReadCost,
-)
-from corescope.model.common import Diagnostic, SensorStatus
-from corescope.model.cores import CoreSample
-from corescope.model.events import KernelEvent, QueueIrq
-from corescope.model.profiles import StackSample
-
+# Annotations only: the records are defined where they are made, so a log-only
+# investigation (`events --file`) does not define the cgroup and stack records at start-up.
 if TYPE_CHECKING:
     from corescope.investigate.model import PressureSummary
+    from corescope.model.cgroups import (
+        CgroupLayout,
+        ChurnCount,
+        Location,
+        MemcgCensus,
+        RestartRecord,
+        StatReadCost,
+    )
+    from corescope.model.common import Diagnostic, SensorStatus
+    from corescope.model.cores import CoreSample
+    from corescope.model.events import KernelEvent, QueueIrq
+    from corescope.model.profiles import StackSample
 
 
 @dataclass(frozen=True)

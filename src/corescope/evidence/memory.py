@@ -6,14 +6,17 @@ from __future__ import annotations
 import bisect
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from corescope.evidence.base import CgroupState, Coverage, RestartEvidence, Span
-from corescope.investigate.model import PressureSummary
-from corescope.model.cgroups import CgroupLayout, ChurnCount, MemcgCensus, StatReadCost
-from corescope.model.common import Diagnostic, SensorStatus
-from corescope.model.cores import CoreSample
-from corescope.model.events import KernelEvent, QueueIrq
-from corescope.model.profiles import StackSample
+
+if TYPE_CHECKING:  # annotations only: `events --file` holds only kernel events
+    from corescope.investigate.model import PressureSummary
+    from corescope.model.cgroups import ChurnCount, MemcgCensus, StatReadCost
+    from corescope.model.common import Diagnostic, SensorStatus
+    from corescope.model.cores import CoreSample
+    from corescope.model.events import KernelEvent, QueueIrq
+    from corescope.model.profiles import StackSample
 
 
 def _span(times: list[float]) -> Span | None:
@@ -74,6 +77,8 @@ class MemoryEvidence:
         if not before:
             return None
         c = before[-1]
+        from corescope.model.cgroups import CgroupLayout
+
         return CgroupState(CgroupLayout(kind=c.layout, memory=c.hierarchy, memory_mount=None), c)
 
     def irq_map_at(self, t: float) -> list[QueueIrq]:

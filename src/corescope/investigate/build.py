@@ -5,9 +5,9 @@ from __future__ import annotations
 import math
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from corescope.analysis import correlate
-from corescope.analysis.flame import Profile
 from corescope.evidence.base import Evidence, RestartEvidence
 from corescope.investigate import findings as fnd
 from corescope.investigate.model import (
@@ -20,17 +20,15 @@ from corescope.investigate.model import (
     Window,
 )
 from corescope.investigate.statuses import derived_statuses
-from corescope.investigate.zombies import zombie_report
-from corescope.model.cgroups import DEFAULT_THRESHOLDS, Thresholds
-from corescope.model.common import Diagnostic
-from corescope.model.cores import (
-    DEFAULT_MIN_DURATION,
-    DEFAULT_MODE,
-    DEFAULT_THRESHOLD,
-    CoreSample,
-)
-from corescope.model.events import KernelEvent
-from corescope.sources import interrupts as irqs
+from corescope.model.cores import DEFAULT_MIN_DURATION, DEFAULT_MODE, DEFAULT_THRESHOLD
+
+# The zombie, profile and interrupt-map parts import their modules when they are built, so
+# a log-only investigation (`events --file`) does not define their records at start-up.
+if TYPE_CHECKING:
+    from corescope.model.cgroups import Thresholds
+    from corescope.model.common import Diagnostic
+    from corescope.model.cores import CoreSample
+    from corescope.model.events import KernelEvent
 
 # seconds of per-core record read before the window, for the 60 s view and for episodes
 # that were already running when the window opened
@@ -49,7 +47,7 @@ DEFAULT_PARAMS = EpisodeParams(DEFAULT_MODE, DEFAULT_THRESHOLD, DEFAULT_MIN_DURA
 class Options:
     params: EpisodeParams = DEFAULT_PARAMS
     correlation_window_s: float = correlate.DEFAULT_WINDOW_S
-    thresholds: Thresholds = DEFAULT_THRESHOLDS
+    thresholds: Thresholds | None = None  # None: model.cgroups.DEFAULT_THRESHOLDS
     seed: int = 0
     profile_before_s: float = PROFILE_BEFORE_S
     # a focus event: the investigation of that one line (report --event, flame --event)
@@ -93,6 +91,8 @@ def investigate(ev: Evidence, window: Window, options: Options | None = None,
     def serving(e: KernelEvent) -> frozenset[int] | None:
         if e.iface is None or e.queue is None:
             return None
+        from corescope.sources import interrupts as irqs
+
         return irqs.serving_cpus(ev.irq_map_at(e.time), e.iface, e.queue)
 
     incs = []
@@ -106,10 +106,14 @@ def investigate(ev: Evidence, window: Window, options: Options | None = None,
     summary = correlate.summarize(incs, ctx_episodes, span, cw, seed=opt.seed,
                                   covered=covered)
 
-    restarts = ev.restarts(window.start, window.end) if "zombies" in parts \
-        else RestartEvidence()
-    zombies = zombie_report(ev, window.start, window.end, restarts, opt.thresholds) \
-        if "zombies" in parts else None
+    restarts, zombies, thresholds = RestartEvidence(), None, opt.thresholds
+    if "zombies" in parts:
+        from corescope.investigate.zombies import zombie_report
+        from corescope.model.cgroups import DEFAULT_THRESHOLDS
+
+        thresholds = thresholds or DEFAULT_THRESHOLDS
+        restarts = ev.restarts(window.start, window.end)
+        zombies = zombie_report(ev, window.start, window.end, restarts, thresholds)
     profiles = hot_core_profiles(ev, incident_views, opt.profile_before_s) \
         if "profiles" in parts and coverage.profiles is not None else []
 
@@ -126,11 +130,12 @@ def investigate(ev: Evidence, window: Window, options: Options | None = None,
                      *(zombies.diagnostics if zombies else ())],
         pressure=pressure,
     )
-    inv.findings = fnd.findings(inv, opt.thresholds)
+    inv.findings = fnd.findings(inv, thresholds)
     if set(parts) >= ALL_PARTS:
         from corescope.investigate.diagnose import diagnose
 
-        inv.diagnosis = diagnose(inv, opt.thresholds)
+        assert thresholds is not None  # set with the zombie part
+        inv.diagnosis = diagnose(inv, thresholds)
     return inv
 
 
@@ -166,6 +171,8 @@ def hot_core_profiles(ev: Evidence, views: list[IncidentView], before_s: float
     first, then any other core saturated before it (a busy neighbour and the guilty core can
     both precede a stall; the stacks tell them apart). Incidents of one burst on one core
     share a window: each (cpu, window) is read once."""
+    from corescope.analysis.flame import Profile
+
     out: list[HotCoreProfile] = []
     order = [(v, p) for v in views
              for p in sorted(v.incident.preceding,

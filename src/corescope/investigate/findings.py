@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
-from corescope.analysis.zombies import stat_cost_finding, zombie_finding
-from corescope.investigate.model import Investigation
-from corescope.model.cgroups import Thresholds
+from typing import TYPE_CHECKING
+
 from corescope.model.common import Finding
-from corescope.model.cores import Episode
-from corescope.model.events import Incident
 from corescope.timeparse import iso
+
+if TYPE_CHECKING:
+    from corescope.investigate.model import Investigation
+    from corescope.model.cgroups import Thresholds
+    from corescope.model.cores import Episode
+    from corescope.model.events import Incident
 
 # ENA resets a queue whose TX completions stall for 5 s: an episode that long is critical.
 CRITICAL_S = 5.0
@@ -64,10 +67,16 @@ def lab_only(inc: Incident) -> bool:
     return inc.event.lab and not inc.preceding
 
 
-def findings(inv: Investigation, thresholds: Thresholds) -> list[Finding]:
+def findings(inv: Investigation, thresholds: Thresholds | None) -> list[Finding]:
+    """`thresholds` judge the zombie report; None only when the investigation has none."""
     out = [episode_finding(e) for e in inv.episodes]
     out += [incident_finding(v.incident) for v in inv.incidents if not lab_only(v.incident)]
     if inv.zombies is not None:
+        from corescope.analysis.zombies import stat_cost_finding, zombie_finding
+        from corescope.model.cgroups import DEFAULT_THRESHOLDS
+
+        thresholds = thresholds or DEFAULT_THRESHOLDS
+
         out += [f for f in (zombie_finding(inv.zombies, thresholds),
                             stat_cost_finding(inv.zombies)) if f is not None]
     out.sort(key=lambda f: SEVERITY_ORDER.get(f.severity, 3))

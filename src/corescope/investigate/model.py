@@ -5,14 +5,18 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-from corescope.analysis.flame import Profile
-from corescope.analysis.zombies import ZombieReport
-from corescope.evidence.base import Coverage, RestartEvidence
-from corescope.investigate.diagnosis import Diagnosis
-from corescope.model.common import Diagnostic, Finding, SensorStatus
-from corescope.model.cores import CoreSample, Episode
-from corescope.model.events import CorrelationSummary, Incident, KernelEvent, QueueIrq
+# Annotations only: `events --file` builds an Investigation without the zombie, profile and
+# diagnosis parts, and must not pay for defining their records at start-up.
+if TYPE_CHECKING:
+    from corescope.analysis.flame import Profile
+    from corescope.analysis.zombies import ZombieReport
+    from corescope.evidence.base import Coverage, RestartEvidence
+    from corescope.investigate.diagnosis import Diagnosis
+    from corescope.model.common import Diagnostic, Finding, SensorStatus
+    from corescope.model.cores import CoreSample, Episode
+    from corescope.model.events import CorrelationSummary, Incident, KernelEvent, QueueIrq
 
 SCHEMA = 1
 

@@ -4,13 +4,16 @@ reported itself: every sensor is either measured or says what was not measured a
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
-from corescope.analysis.zombies import ZombieReport
-from corescope.investigate.model import Window
 from corescope.model.common import SensorStatus
-from corescope.model.cores import CoreSample
-from corescope.model.events import KernelEvent
 from corescope.timeparse import format_duration
+
+if TYPE_CHECKING:
+    from corescope.analysis.zombies import ZombieReport
+    from corescope.investigate.model import Window
+    from corescope.model.cores import CoreSample
+    from corescope.model.events import KernelEvent
 
 
 def derived_statuses(source: str, given: list[SensorStatus], window: Window,

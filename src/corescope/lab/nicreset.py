@@ -8,7 +8,6 @@ kernel's dev_watchdog in sch_generic.c and virtio_net's virtnet_tx_timeout)."""
 from __future__ import annotations
 
 import os
-import secrets
 import time
 from dataclasses import dataclass
 
@@ -58,6 +57,8 @@ def write_lines(lines: list[tuple[int, str]], path: str = "/dev/kmsg") -> list[W
     file: the kernel rate-limits writes per open file at 10 lines per 5 s, and a sequence is
     shorter than that."""
     out: list[Written] = []
+    import secrets  # hashlib and hmac: only when lines are written, not at start-up
+
     run = secrets.token_hex(4)
     fd = os.open(path, os.O_WRONLY | os.O_CLOEXEC)
     try:

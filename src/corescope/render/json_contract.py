@@ -4,21 +4,18 @@ Investigation; each carries `"schema": 1`. Keys documented in the README never d
 from __future__ import annotations
 
 from collections.abc import Collection, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from corescope.analysis.flame import Profile
-from corescope.evidence.base import Coverage, Span
-from corescope.investigate.diagnosis import Diagnosis, Fact
-from corescope.investigate.model import (
-    SCHEMA,
-    HotCoreProfile,
-    IncidentView,
-    Investigation,
-    Resolution,
-)
-from corescope.model.cores import CoreSample
-from corescope.model.events import KernelEvent
+from corescope.investigate.model import SCHEMA
 from corescope.render.records import as_json
+
+if TYPE_CHECKING:  # annotations only: `events --json` needs none of the parts' records
+    from corescope.analysis.flame import Profile
+    from corescope.evidence.base import Coverage, Span
+    from corescope.investigate.diagnosis import Diagnosis, Fact
+    from corescope.investigate.model import HotCoreProfile, IncidentView, Investigation, Resolution
+    from corescope.model.cores import CoreSample
+    from corescope.model.events import KernelEvent
 
 
 def _r(x: float | None, n: int = 3) -> float | None:

@@ -4,14 +4,17 @@ report and doctor's summary. Every line goes through views.term (untrusted text 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
-from corescope.analysis.zombies import ZombieReport
-from corescope.investigate.diagnosis import Diagnosis
-from corescope.investigate.model import Investigation
-from corescope.model.common import Finding, SensorStatus
-from corescope.model.events import KernelEvent
 from corescope.timeparse import format_duration, iso
 from corescope.views.term import echo
+
+if TYPE_CHECKING:  # annotations only: printing events needs no zombie or diagnosis records
+    from corescope.analysis.zombies import ZombieReport
+    from corescope.investigate.diagnosis import Diagnosis
+    from corescope.investigate.model import Investigation
+    from corescope.model.common import Finding, SensorStatus
+    from corescope.model.events import KernelEvent
 
 
 def where_of(e: KernelEvent) -> str:

@@ -9,7 +9,6 @@ it with a fake descriptor that raises EPIPE where the kernel would.
 from __future__ import annotations
 
 import errno
-import json
 import os
 import re
 import select
@@ -381,6 +380,8 @@ def journal_objects(data: str | bytes, diags: list[Diagnostic] | None = None,
     text = data.replace("\x1e", "\n")  # json-seq record separators
     if text.lstrip().startswith("data: "):
         text = _SSE_DATA.sub("", text)
+    import json  # only a journalctl export needs it, not every command that imports this
+
     dec = json.JSONDecoder()
     pos = n = 0
     while limit is None or n < limit:

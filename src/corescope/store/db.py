@@ -79,13 +79,6 @@ def move_aside(directory: Path) -> Path:
     return aside
 
 
-def default_store_dir() -> Path:
-    if os.geteuid() == 0:
-        return Path("/var/lib/corescope")
-    base = os.environ.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
-    return Path(base) / "corescope"
-
-
 def ensure_private_dir(path: Path) -> None:
     """Create `path` 0700, or accept an existing one only if it is a real directory we own
     that nobody else can write to (then tightened to 0700): stacks and command lines must not

@@ -1,4 +1,4 @@
-"""`corescope events`, `corescope report` and `corescope lab nicreset`."""
+"""`corescope events` and `corescope report`."""
 
 from __future__ import annotations
 
@@ -11,13 +11,11 @@ from corescope.analysis.correlate import DEFAULT_WINDOW_S
 from corescope.evidence.memory import MemoryEvidence
 from corescope.investigate import Window, investigate
 from corescope.investigate.build import Options
-from corescope.lab import nicreset
 from corescope.model.events import KINDS, KernelEvent
 from corescope.render.json_contract import events_json, report_json, visible_events
 from corescope.render.text import print_events, print_timeline
 from corescope.rootfs import read_capped
 from corescope.sources.kmsg import anchor_clock, parse_saved_log
-from corescope.views import term
 from corescope.views.clitypes import (
     DURATION,
     EXIT_FINDINGS,
@@ -25,7 +23,6 @@ from corescope.views.clitypes import (
     CliContext,
     emit_json,
     fail,
-    require_lab_consent,
 )
 from corescope.views.windows import window_options, window_or_fail
 
@@ -139,39 +136,6 @@ def report(obj: CliContext, event_id: int | None, since: float | None, until: fl
     raise SystemExit(EXIT_FINDINGS if inv.incidents else EXIT_OK)
 
 
-@click.command("nicreset")
-@click.option("--driver", type=click.Choice(nicreset.DRIVERS), default="ena", show_default=True,
-              help="Whose log format to write.")
-@click.option("--queue", type=click.IntRange(0, 4095), default=5, show_default=True,
-              help="The TX queue the lines name as stalled.")
-@click.option("--device", default=None, help="Bus id in the lines [default: per driver].")
-@click.option("--iface", default="eth0", show_default=True,
-              help="The interface the lines name.")
-@click.option("--cpu", type=int, default=0, show_default=True,
-              help="CPU named by the NETDEV WATCHDOG line (mlx5_core, virtio_net).")
-@click.option("--yes", is_flag=True, help="Consent: this writes lines to the kernel log.")
-@click.option("--json", "as_json", is_flag=True, help="Print the lines and their write times.")
-def nicreset_cmd(driver: str, queue: int, device: str | None, iface: str, cpu: int, yes: bool,
-                 as_json: bool) -> None:
-    """Write a realistic NIC stall-and-reset sequence to /dev/kmsg, each line marked
-    `corescope-lab`."""
-    require_lab_consent(yes, "lab nicreset would write driver stall and reset lines "
-                        "(marked corescope-lab) to the kernel log.")
-    dev = device or nicreset.DEFAULT_DEVICE[driver]
-    try:
-        written = nicreset.write_lines(nicreset.sequence(driver, queue, dev, iface, cpu))
-    except OSError as exc:
-        fail(f"cannot write /dev/kmsg: {exc.strerror}")
-    if as_json:
-        emit_json({"lines": [{"level": w.level, "text": w.text, "written_before":
-                              round(w.wall_before, 6), "written_after": round(w.wall_after, 6)}
-                             for w in written]})
-        return
-    for w in written:
-        term.echo(f"wrote <{w.level}> {w.text}")
-
-
 def register(cli: click.Group, lab: click.Group) -> None:
     cli.add_command(events)
     cli.add_command(report)
-    lab.add_command(nicreset_cmd)

@@ -4,21 +4,22 @@ and the lab's consent and root checks."""
 from __future__ import annotations
 
 import errno
-import json
 import math
 import os
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import click
 
 from corescope.rootfs import Root
 from corescope.runner import Runner
-from corescope.store.db import Store, StoreError
 from corescope.timeparse import TimeParseError, parse_duration, parse_instant
+
+if TYPE_CHECKING:
+    from corescope.store.db import Store
 
 EXIT_OK = 0
 EXIT_FINDINGS = 1
@@ -112,6 +113,8 @@ BYTES = ByteSize()
 
 
 def emit_json(data: Any) -> None:
+    import json  # only --json needs it
+
     click.echo(json.dumps(data, indent=2, sort_keys=False, default=str))
 
 
@@ -147,6 +150,8 @@ def require_lab_consent(yes: bool, what: str) -> None:
 def open_store_or_fail(obj: CliContext, hint: str = "") -> Store:
     """The existing store for a reading command, or exit 2 saying what to do (`hint` adds
     a command's own alternative, e.g. "or use --file")."""
+    from corescope.store.db import Store, StoreError  # sqlite3: only commands that read it
+
     try:
         return Store.open(obj.store_dir, create=False)
     except StoreError as exc:
