@@ -18,6 +18,7 @@ default `record` never writes to the node's kernel log.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import select
@@ -42,7 +43,9 @@ from corescope.store.db import Store
 log = logging.getLogger(__name__)
 
 REANCHOR_S = 10.0
-POLL_MS = 200
+# while records wait for a store that refused them, the reader retries this often; otherwise
+# it blocks until the kernel logs something (no timed wake-ups on a quiet log)
+RETRY_MS = 500
 # records held in memory while the store refuses writes (a ring holds a few thousand)
 MAX_PENDING = 50_000
 
@@ -59,6 +62,7 @@ class KmsgSensor(Sensor):
         self._reader: KmsgReader | None = None
         self._thread: threading.Thread | None = None
         self._stop = threading.Event()
+        self._wake: tuple[int, int] | None = None  # a pipe: close() wakes the blocked reader
         self._skew_s = 0.0
         self.anchor: ClockAnchor | None = None
         self.boot_id: str | None = None
@@ -88,6 +92,7 @@ class KmsgSensor(Sensor):
         self._reader = KmsgReader(self._read, resume_after=resume)
         clock = self._set_clock(store)
         backlog = self._import_backlog()
+        self._wake = os.pipe2(os.O_CLOEXEC | os.O_NONBLOCK)
         self._thread = threading.Thread(target=self._run, name="corescope-kmsg", daemon=True)
         self._thread.start()
         return SensorStatus(self.name, True, f"{backlog}; {clock}")
@@ -139,17 +144,34 @@ class KmsgSensor(Sensor):
         return os.read(self._fd, n)
 
     def _run(self) -> None:
-        assert self._fd is not None and self._reader is not None
+        assert self._fd is not None and self._reader is not None and self._wake is not None
         poller = select.poll()
-        poller.register(self._fd, select.POLLIN)
+        # POLLERR/POLLPRI come with POLLIN when the ring overwrote unread records (EPIPE)
+        poller.register(self._fd, select.POLLIN | select.POLLPRI)
+        poller.register(self._wake[0], select.POLLIN)
         while not self._stop.is_set():
             try:
-                poller.poll(POLL_MS)
-                self.drain()
+                ready = poller.poll(RETRY_MS if self._pending else None)
+            except (OSError, ValueError):
+                return
+            if self._stop.is_set():
+                return
+            if any(ev & select.POLLNVAL for _, ev in ready):
+                return  # a descriptor was closed under us: nothing more to read
+            kmsg_ready = any(fd == self._fd for fd, _ in ready)
+            if not kmsg_ready and not self._pending:
+                continue
+            try:
+                got = self.drain()
             except Exception as exc:  # keep streaming: one bad batch must not end the sensor
                 self.errors += 1
                 self.last_error = str(exc)
-                self._stop.wait(0.5)
+                self._stop.wait(RETRY_MS / 1000)
+                continue
+            if kmsg_ready and not got:
+                # readable yet nothing kept (unparseable records, a failing read): pace
+                # ourselves rather than spin on a descriptor that stays readable
+                self._stop.wait(0.2)
 
     def drain(self) -> list[KernelEvent]:
         """Read what is there, classify and store it with what is still pending (one
@@ -203,6 +225,9 @@ class KmsgSensor(Sensor):
 
     def close(self) -> None:
         self._stop.set()
+        if self._wake is not None:
+            with contextlib.suppress(OSError):
+                os.write(self._wake[1], b"x")
         if self._thread is not None:
             self._thread.join(timeout=2.0)
             if self._thread.is_alive():
@@ -213,6 +238,11 @@ class KmsgSensor(Sensor):
                 log.warning("kmsg reader thread did not stop within 2s; final drain skipped")
                 return
             self._thread = None
+        if self._wake is not None:
+            for end in self._wake:
+                with contextlib.suppress(OSError):
+                    os.close(end)
+            self._wake = None
         if self._fd is not None:
             try:
                 if self._store is not None and self._reader is not None:

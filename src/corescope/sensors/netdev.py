@@ -132,19 +132,28 @@ class NetdevSensor(Sensor):
         assert self._store is not None
         root = self.env.root
         ifaces, devmap = self._links()
-        self.tick_counters(wall, ifaces=ifaces)
         try:
             cur = irqs.parse_proc_interrupts(root.read_text("/proc/interrupts"))
         except OSError:
             cur = None
-        if cur is not None:
-            qmap = irqs.live_queue_map(root, cur, self._prev_irq, set(ifaces), devmap)
-            self._maybe_store_map(wall, qmap)
-            self._prev_irq = cur
         try:
             soft, _ = irqs.parse_softirqs(root.read_text("/proc/softirqs"))
         except OSError:
             soft = None
+        # counters, events, the queue map and softirqs in one commit (a commit costs more
+        # than the rows it carries)
+        with self._store.write():
+            self._store_tick(wall, mono, ifaces, devmap, cur, soft)
+
+    def _store_tick(self, wall: float, mono: float, ifaces: list[str], devmap: dict[str, str],
+                    cur: irqs.Interrupts | None, soft: dict[str, dict[int, int]] | None) -> None:
+        assert self._store is not None
+        root = self.env.root
+        self.tick_counters(wall, ifaces=ifaces)
+        if cur is not None:
+            qmap = irqs.live_queue_map(root, cur, self._prev_irq, set(ifaces), devmap)
+            self._maybe_store_map(wall, qmap)
+            self._prev_irq = cur
         if soft is not None:
             if self._prev_soft is not None and self._prev_mono:
                 d = irqs.softirq_delta(self._prev_soft, soft)

@@ -1,7 +1,8 @@
 """The store: one SQLite database in WAL mode inside a private directory.
 
 Each feature keeps its tables in its own module under store/ and lists its DDL in
-`SCHEMA_MODULES`; `Store.open` applies them all. Every write is its own transaction, so a
+`SCHEMA_MODULES`; `Store.open` applies them all. Every write is its own transaction (or a
+savepoint of an enclosing one: a sensor's tick may commit its tables together), so a
 `kill -9` loses at most the write in flight and never corrupts what was committed.
 
 The schema has a version (`PRAGMA user_version`). Opening an older store runs the
@@ -18,7 +19,7 @@ import stat
 import threading
 import time
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 
 DB_NAME = "corescope.db"
@@ -142,6 +143,7 @@ class Store:
         self.directory = directory
         self.conn = conn
         self.lock = threading.RLock()
+        self._depth = 0  # write() nesting on the thread holding the lock
 
     @classmethod
     def open(cls, directory: str | Path, create: bool = True) -> Store:
@@ -266,15 +268,45 @@ class Store:
 
     @contextmanager
     def write(self) -> Iterator[sqlite3.Connection]:
-        """One transaction; committed on success, rolled back on error."""
+        """One transaction; committed on success, rolled back on error.
+
+        Inside another `write` on the same thread it is a savepoint of that one (an error
+        undoes only its own writes; the outer one commits or rolls back all), so a sensor can
+        store its several tables in one commit: at 1 Hz the commit is most of a write's cost.
+        """
         with self.lock:
+            if self._depth:
+                yield from self._nested()
+                return
             self.conn.execute("BEGIN IMMEDIATE")
+            self._depth = 1
             try:
                 yield self.conn
             except BaseException:
+                self._depth = 0
                 self.conn.execute("ROLLBACK")
                 raise
-            self.conn.execute("COMMIT")
+            self._depth = 0
+            try:
+                self.conn.execute("COMMIT")
+            except BaseException:
+                if self.conn.in_transaction:  # a failed COMMIT may leave it open
+                    with suppress(sqlite3.Error):
+                        self.conn.execute("ROLLBACK")
+                raise
+
+    def _nested(self) -> Iterator[sqlite3.Connection]:
+        self.conn.execute("SAVEPOINT nested_write")
+        self._depth += 1
+        try:
+            yield self.conn
+        except BaseException:
+            self.conn.execute("ROLLBACK TO nested_write")
+            self.conn.execute("RELEASE nested_write")
+            raise
+        finally:
+            self._depth -= 1
+        self.conn.execute("RELEASE nested_write")
 
     def query(self, sql: str, params: tuple | list = ()) -> list[tuple]:
         with self.lock:

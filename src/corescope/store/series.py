@@ -197,6 +197,9 @@ def check_sample_time(t: float, interval_s: float) -> str | None:
     return None
 
 
+_APPEND = "INSERT OR REPLACE INTO core_recent (t, interval_s, payload) VALUES (?, ?, ?)"
+
+
 class SeriesWriter:
     """Appends samples; folds raw rows into a block every `block_samples` samples."""
 
@@ -210,11 +213,11 @@ class SeriesWriter:
         why = check_sample_time(sample.t, sample.interval_s)
         if why is not None:
             raise InvalidSample(why)
-        with self.store.write() as c:
-            c.execute(
-                "INSERT OR REPLACE INTO core_recent (t, interval_s, payload) VALUES (?, ?, ?)",
-                (sample.t, sample.interval_s, _encode_row(sample)),
-            )
+        row = (sample.t, sample.interval_s, _encode_row(sample))
+        # one statement is its own transaction (the connection is in autocommit mode): as
+        # atomic and as durable as BEGIN/INSERT/COMMIT, and two statements fewer each tick
+        with self.store.lock:
+            self.store.conn.execute(_APPEND, row)
         self._pending += 1
         if self._pending >= self.block_samples:
             self.flush()
