@@ -91,3 +91,25 @@ def test_a_clean_run_loses_nothing(env: SensorEnv, tmp_path: Path) -> None:
         rec.open()
         rec.run(0.3)
     assert rec.losses == []
+
+
+def test_the_stop_event_wakes_a_sleeping_recorder_at_once() -> None:
+    """The loop sleeps in one poll() until the next tick; set() from another thread (or a
+    signal handler) must end that sleep, and clear() must not leave it woken for good."""
+    import threading
+
+    ev = recorder.StopEvent()
+    try:
+        assert ev.wait(0.01) is False
+        woke: list[bool] = []
+        sleeper = threading.Thread(target=lambda: woke.append(ev.wait(3600.0)), daemon=True)
+        sleeper.start()
+        ev.set()
+        sleeper.join(20.0)  # an hour's sleep that set() did not end would still be running
+        assert not sleeper.is_alive() and woke == [True]
+        ev.clear()
+        assert ev.wait(0.01) is False
+    finally:
+        ev.close()
+    ev.set()  # after close: still a flag, no write to a closed descriptor
+    assert ev.wait(0) is True
