@@ -366,3 +366,21 @@ def test_mpstat_topology_columns(utc) -> None:  # type: ignore[no-untyped-def]
     assert _samples(p) == _samples(plain)
     j = _parse("mpstat_T.json")
     assert j.kind == "mpstat_json" and not j.diagnostics and len(j.samples) == 2
+
+
+@pytest.mark.parametrize("name", ["dmesg_reltime.txt", "dmesg_delta.txt"])
+def test_dmesg_relative_stamps_are_named_not_imported(name: str) -> None:
+    """Relative stamps cannot be placed: the file is recognised and the reason says why and
+    how to save it instead."""
+    p = _parse(name)
+    assert p.kind == "kernel_log"
+    assert p.records == 0
+    assert "--time-format iso" in p.diagnostics[0].message
+
+
+def test_perf_reltime_is_named_not_imported() -> None:
+    data = (FIXTURES / "profiles" / "variant_reltime.txt").read_bytes()
+    assert sniff(data) == "perf_script"
+    p = module_for("perf_script").parse(data, "perf_script", "t")  # type: ignore[union-attr]
+    assert p.records == 0
+    assert "--reltime" in p.diagnostics[0].message

@@ -25,11 +25,26 @@ _STAMP = re.compile(rb"\[\s*(?P<sec>\d{1,10})\.(?P<us>\d{6})\]")
 
 KINDS = ("kernel_log",)
 
+# dmesg's relative stamps: `[  +0.002672]` (-e, -H, --time-format reltime), `[<    0.002672>]`
+# (--time-format delta) and reltime's `[Nov30 17:04]` at each new minute
+_RELATIVE = re.compile(r"^\[(?:\s*\+\d+\.\d+|<\s*\d+\.\d+>|[A-Z][a-z]{2}\d{1,2} \d\d:\d\d)\] ",
+                       re.MULTILINE)
+_RELATIVE_MSG = ("dmesg's relative timestamps (`dmesg -e`, `-H`, `--time-format reltime` or "
+                 "`delta`) give only the time since the line before: the log cannot be placed "
+                 "in time; save it with `dmesg --time-format iso` (or plain `dmesg`)")
+
+
+def _relative(sample: str) -> bool:
+    lines = [ln for ln in sample.splitlines() if ln.strip()]
+    return bool(lines) and len(_RELATIVE.findall(sample)) >= max(1, len(lines) // 2)
+
 
 def sniff(head: str) -> str | None:
     sample = head[:16384]
     if re.match(r"\s*(?:\{|\[\s*[{\]])", sample):  # JSON: the units module's (journal_json)
         return None
+    if _relative(sample):
+        return "kernel_log"  # recognised, to say why it cannot be read
     records, _ = parse_saved_log(sample.encode("utf-8", errors="replace"), "sniff")
     lines = [ln for ln in sample.splitlines() if ln.strip()]
     timed = sum(1 for r in records if r.usec is not None or r.wall is not None)
@@ -47,6 +62,9 @@ def sniff(head: str) -> str | None:
 
 def parse(data: bytes, kind: str, source: str) -> Parsed:
     p = Parsed(kind, source)
+    if _relative(data[:16384].decode("utf-8", errors="replace")):
+        p.diag(_RELATIVE_MSG)
+        return p
     records, diags = parse_saved_log(data, source)
     p.kernel = records
     for d in diags[:50]:

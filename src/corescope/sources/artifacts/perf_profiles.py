@@ -41,6 +41,13 @@ def parse(data: bytes, kind: str, source: str) -> Parsed:
     if kind == "perf_script" and (got.first is None or got.last is None):
         p.diag("no sample has a time stamp (perf script -F without time?)")
         return p
+    if kind == "perf_script" and got.first == 0.0 and got.clock != "epoch":
+        # no capture starts at the very boot: these are `perf script --reltime` or
+        # `--deltatime` times, counted from the first sample (or the one before)
+        p.diag("sample times start at 0 (`perf script --reltime` or `--deltatime`): they "
+               "count from the first sample, not from boot, and cannot be placed in time; "
+               "print it again without those options")
+        return p
     p.extra = ProfileText(data, got)
     p.extra_records = got.samples
     p.extra_cpus = got.cpus
