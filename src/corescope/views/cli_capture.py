@@ -38,6 +38,8 @@ def capture(obj: CliContext, event_id: int | None, before: float, after: float,
     """Write a window of the store as one bundle of plain files (mpstat-compatible JSON,
     dmesg ISO, the census loop, perf script text, and exact NDJSON beside them, with a
     manifest), to hand to a colleague or to `corescope analyze` on another machine."""
+    if event_id is not None and before + after <= 0:
+        fail("--before 0 with --after 0 is a window of no time: give one of them a length")
     store = open_store(obj)
     assert store is not None
     ev = StoreEvidence(store, obj.runner)

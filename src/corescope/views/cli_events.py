@@ -17,9 +17,9 @@ from corescope.render.text import print_events, print_timeline
 from corescope.rootfs import read_capped
 from corescope.sources.kmsg import anchor_clock, parse_saved_log
 from corescope.views.clitypes import (
-    DURATION,
     EXIT_FINDINGS,
     EXIT_OK,
+    POSITIVE_DURATION,
     CliContext,
     emit_json,
     fail,
@@ -88,7 +88,8 @@ def events(obj: CliContext, since: float | None, until: float | None, last: floa
 @click.command()
 @click.option("--event", "event_id", type=int, default=None, help="One event, by its id.")
 @window_options("1h", "All incidents in this much time.")
-@click.option("--window", type=DURATION, default=f"{DEFAULT_WINDOW_S:g}s", show_default=True,
+@click.option("--window", type=POSITIVE_DURATION, default=f"{DEFAULT_WINDOW_S:g}s",
+              show_default=True,
               help="How far before each event to look for hot-core episodes.")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 @click.option("--html", "as_html", is_flag=True,

@@ -276,7 +276,8 @@ def _window_options(f: Any) -> Any:
                           "ended earlier, from its end), instead of --at/--before."),
         click.option("--cpu", type=click.IntRange(min=0), default=None,
                      help="Only this CPU."),
-        click.option("--pid", type=int, default=None, help="Only this process (or thread)."),
+        click.option("--pid", type=click.IntRange(min=0), default=None,
+                     help="Only this process (or thread)."),
         click.option("--comm", default=None, help="Only this process name."),
         click.option("--perf-script", "perf_scripts", multiple=True,
                      type=click.Path(exists=True, allow_dash=True),
@@ -306,6 +307,8 @@ def _absolute(since: float | None, until: float | None, at: float | None, event:
             fail("--last counts back from --until or now: with --at or --event use --before")
         return until, last, 0.0, True
     if since is None and until is None:
+        if before + after <= 0:
+            fail("--before 0 with --after 0 is a window of no time: give one of them a length")
         return at, before, after, False
     if at is not None or event is not None:
         fail("--since/--until give the window themselves: drop --at and --event")

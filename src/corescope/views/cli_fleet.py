@@ -83,7 +83,8 @@ def fleet() -> None:
 @click.option("--group-by", default=None, metavar="LABEL",
               help="Label to group nodes by [default: group, zone or "
               "topology.kubernetes.io/zone when every node has it].")
-@click.option("--top", default=20, show_default=True, help="Differences to list (text).")
+@click.option("--top", type=click.IntRange(min=0), default=20, show_default=True,
+              help="Differences to list (text).")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 def fleet_diff(paths: tuple[Path, ...], group_by: str | None, top: int, as_json: bool) -> None:
     """What differs between groups of nodes (FILE... or a DIR of *.json inventories)."""

@@ -17,7 +17,7 @@ from corescope.views.clitypes import emit_json, fail, require_lab_consent
 @click.option("--device", default=None, help="Bus id in the lines [default: per driver].")
 @click.option("--iface", default="eth0", show_default=True,
               help="The interface the lines name.")
-@click.option("--cpu", type=int, default=0, show_default=True,
+@click.option("--cpu", type=click.IntRange(min=0), default=0, show_default=True,
               help="CPU named by the NETDEV WATCHDOG line (mlx5_core, virtio_net).")
 @click.option("--yes", is_flag=True, help="Consent: this writes lines to the kernel log.")
 @click.option("--json", "as_json", is_flag=True, help="Print the lines and their write times.")

@@ -23,7 +23,6 @@ from corescope.sources.cgwatch import ChurnWatcher
 from corescope.timeparse import iso
 from corescope.views import term
 from corescope.views.clitypes import (
-    DURATION,
     EXIT_FINDINGS,
     EXIT_OK,
     EXIT_USAGE,
@@ -50,7 +49,7 @@ DEFAULT_WINDOW_S = 24 * 3600.0
 @click.option("--count", type=click.IntRange(0), default=0,
               help="With --watch: stop after this many censuses (0: until Ctrl-C).")
 @window_options("24h", "How much census history to use.")
-@click.option("--window", "window_", type=DURATION, default=None, hidden=True,
+@click.option("--window", "window_", type=POSITIVE_DURATION, default=None, hidden=True,
               help="The older name of --last.")
 @click.option("--max-dying", type=click.IntRange(1), default=Thresholds.max_dying,
               show_default=True, help="Threshold: this many dying memcgs.")
