@@ -102,6 +102,7 @@ class PressureSummary:
     memory_full_avg10_max: float | None = None
     runq_wait_share_max: float | None = None  # seconds waited per CPU-second, worst CPU
     runq_wait_cpu: int | None = None
+    runq_wait_share_median: float | None = None  # the median CPU's worst wait: spread or one
     pgscan_per_s_max: float | None = None  # vmstat pgscan_* rate
     allocstall_per_s_max: float | None = None
     compact_stall_per_s_max: float | None = None

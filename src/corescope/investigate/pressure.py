@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import statistics
 from collections.abc import Sequence
 
 from corescope.investigate.model import PressureSummary
@@ -26,8 +27,11 @@ def summarize(psi: Sequence[PsiSample], sched: Sequence[SchedstatSample],
 
     wait = wait_rates(sched)
     worst_cpu, worst = None, None
+    per_cpu = []
     for cpu, rs in wait.items():
         m = _max([r.per_s for r in rs])
+        if m is not None:
+            per_cpu.append(m)
         if m is not None and (worst is None or m > worst):
             worst_cpu, worst = cpu, m
 
@@ -44,6 +48,7 @@ def summarize(psi: Sequence[PsiSample], sched: Sequence[SchedstatSample],
         memory_some_avg10_max=psi_max("memory", "some"),
         memory_full_avg10_max=psi_max("memory", "full"),
         runq_wait_share_max=worst, runq_wait_cpu=worst_cpu,
+        runq_wait_share_median=statistics.median(per_cpu) if per_cpu else None,
         pgscan_per_s_max=vm_rate(("pgscan",)),
         allocstall_per_s_max=vm_rate(("allocstall",)),
         compact_stall_per_s_max=vm_rate(("compact_stall",)),

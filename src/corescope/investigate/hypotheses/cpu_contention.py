@@ -13,6 +13,8 @@ NAME = "cpu_contention"
 # CPU PSI "some" avg10 at or above this, or run-queue wait per CPU-second above this share
 PSI_SOME = 25.0
 WAIT_SHARE = 0.25
+# a CPU whose wait is this many times the median CPU's is the contended one
+STANDS_OUT = 2.0
 
 
 def evaluate(inv: Investigation, thr: Thresholds) -> Hypothesis:
@@ -40,6 +42,15 @@ def evaluate(inv: Investigation, thr: Thresholds) -> Hypothesis:
                           f"{WAIT_SHARE:g} s per CPU-second",
                           "tasks did not wait for CPUs")
     score = round(min(1.0, 0.5 * psi + 0.5 * wait + 0.1), 4)
+    # one CPU is named only when it stands out; machine-wide waiting has no hot core
+    med = p.runq_wait_share_median
+    if med is not None:
+        ev["runq_wait_share_median"] = fact(med, "s waiting per CPU-second", "/proc/schedstat")
+    one = p.runq_wait_cpu if wait and med is not None and p.runq_wait_share_max is not None \
+        and p.runq_wait_share_max >= STANDS_OUT * max(med, 1e-9) else None
     return Hypothesis(NAME, SUPPORTED, score, ev,
                       "PSI and run-queue wait falling while the symptoms go on",
-                      "tasks waited for CPUs", hot_cpu=p.runq_wait_cpu)
+                      "tasks waited for CPUs"
+                      + (f", most on cpu{one}" if one is not None else " on every CPU"
+                         if wait and med is not None and med >= WAIT_SHARE else ""),
+                      hot_cpu=one)

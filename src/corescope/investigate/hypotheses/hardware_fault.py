@@ -3,6 +3,8 @@ and resets with no starved core before them."""
 
 from __future__ import annotations
 
+from collections import Counter
+
 from corescope.investigate.diagnosis import NOT_MEASURED, RULED_OUT, SUPPORTED, Hypothesis
 from corescope.investigate.hypotheses.common import (
     after_steal,
@@ -13,6 +15,7 @@ from corescope.investigate.hypotheses.common import (
 )
 from corescope.investigate.model import Investigation
 from corescope.model.cgroups import Thresholds
+from corescope.model.events import KernelEvent
 
 NAME = "hardware_fault"
 NIC_KINDS = frozenset({"nic_tx_stall", "nic_reset", "nic_keepalive_timeout", "nic_tx_timeout"})
@@ -56,10 +59,32 @@ def evaluate(inv: Investigation, thr: Thresholds) -> Hypothesis:
         return Hypothesis(NAME, RULED_OUT, round(score / 2, 4), ev,
                           "more NIC incidents without a starved core before them",
                           "most NIC incidents followed a starved core")
-    dev = (hw[0] if hw else unstarved[0].incident.event)
-    culprit = " ".join(x for x in (dev.driver, dev.device, dev.iface) if x) or None
+    culprit = _hardware(hw, [v.incident.event for v in unstarved])
     return Hypothesis(NAME, SUPPORTED, round(score, 4), ev,
                       "a saturated core before the NIC incidents, or the errors stopping on "
                       "the same hardware",
                       f"{len(hw)} hardware errors, {len(unstarved)} NIC incidents with no "
                       "starved core before them", culprit=culprit)
+
+
+def _hardware(hw: list[KernelEvent], nic: list[KernelEvent]) -> str | None:
+    """The parts the errors name: the NIC that failed on its own (driver, device, interface:
+    the symptom's hardware comes first), then the part most error lines name (the memory
+    controller EDAC names, the CPU a machine check names)."""
+    nics: Counter[str] = Counter()
+    for e in nic:
+        name = " ".join(x for x in (e.driver, e.device, e.iface) if x)
+        if name:
+            nics[name] += 1
+    parts: Counter[str] = Counter()
+    for e in hw:
+        f = e.fields
+        if f.get("mc") is not None:
+            parts[f"memory controller MC{f['mc']}"] += 1
+        elif f.get("cpu") is not None:
+            parts[f"CPU {f['cpu']} (machine check)"] += 1
+        elif f.get("source") == "apei":
+            parts["firmware-reported (APEI)"] += 1
+    named = sorted(nics, key=lambda k: (-nics[k], k))[:1] \
+        + sorted(parts, key=lambda k: (-parts[k], k))[:1]
+    return "; ".join(named) or None

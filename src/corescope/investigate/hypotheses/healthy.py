@@ -26,15 +26,24 @@ def evaluate(inv: Investigation, thr: Thresholds) -> Hypothesis:
         busy = find_episodes(inv.samples, inv.params.threshold_pct, inv.params.min_duration_s,
                              "user")
         ev["user_time_episodes"] = fact(len(busy), "episodes", "per-core record (load)")
-    if inv.episodes or incidents or crossed or hw:
+    if incidents or crossed or hw:
         return Hypothesis(NAME, RULED_OUT, 0.0, ev,
-                          "no kernel-time episode, no incident and zombies under the threshold",
+                          "no incident and zombies under the threshold",
                           "something is wrong")
     st = inv.status("events")
     if st is not None and not st.ok:
         # no kernel log: a quiet node and an unread one look the same
         return Hypothesis(NAME, NOT_MEASURED, 0.0, ev, "the kernel log of the window",
                           "no kernel-time episode, but the kernel log was not read")
+    if inv.episodes:
+        # a core pegged in kernel time that broke nothing and walks no leak (a backup's
+        # reads, a burst of page faults): load worth watching, not a fault
+        cpus = sorted({e.cpu for e in inv.episodes})
+        return Hypothesis(NAME, SUPPORTED, 0.6, ev,
+                          "an incident after one of those saturations",
+                          f"cpu{', cpu'.join(map(str, cpus[:4]))} saturated in kernel time "
+                          f"{len(inv.episodes)} times with no incident: load to watch, "
+                          "not a fault")
     return Hypothesis(NAME, SUPPORTED, 1.0, ev,
                       "a core saturating in kernel time, or a NIC/kernel incident",
                       "busy in user space at most: load, not a fault")

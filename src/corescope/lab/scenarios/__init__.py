@@ -73,6 +73,8 @@ def expected(p: Plan) -> dict[str, Any]:
         walker = None  # nobody can name it without stacks
     aliases: list[str] = []
     culprit = p.culprit if "restarts" not in p.omit else None  # no restart evidence saved
+    if root_cause(p) == "cpu_contention":
+        culprit = None  # the waiting has no one culprit
     if culprit:
         aliases.append(p.culprit)
         if p.culprit_kind == "systemd-unit":
@@ -126,6 +128,8 @@ def expected(p: Plan) -> dict[str, Any]:
 
 def root_cause(p: Plan) -> str:
     """The story's root cause, unless a second story outranks a harmless first one."""
+    if p.root_cause in ("healthy", "crash_loop", "zombie_no_harm") and "contention" in p.also:
+        return "cpu_contention"  # tasks waiting for CPUs is worse than a harmless loop
     if p.root_cause in ("healthy", "crash_loop") and "flat_leak" in p.also:
         return "zombie_leak_no_harm"  # past the threshold: worth a warning
     if p.root_cause == "healthy" and "small_leak" in p.also:

@@ -333,7 +333,7 @@ def _edge(p: Plan, r: random.Random) -> None:
 
 
 def _also(p: Plan, r: random.Random) -> None:
-    if "small_leak" in p.also:
+    if "small_leak" in p.also and p.kind not in ("zombie_chain", "zombie_no_harm"):
         # a crash loop leaking slowly, far under the threshold
         if p.culprit is None:
             p.culprit_kind = "systemd-unit"
