@@ -27,7 +27,7 @@ from corescope.model.cores import DEFAULT_MIN_DURATION, DEFAULT_MODE, DEFAULT_TH
 if TYPE_CHECKING:
     from corescope.model.cgroups import Thresholds
     from corescope.model.common import Diagnostic
-    from corescope.model.cores import CoreSample
+    from corescope.model.cores import CoreSample, Episode
     from corescope.model.events import KernelEvent
 
 # seconds of per-core record read before the window, for the 60 s view and for episodes
@@ -117,6 +117,8 @@ def investigate(ev: Evidence, window: Window, options: Options | None = None,
     profiles = hot_core_profiles(ev, incident_views, opt.profile_before_s) \
         if "profiles" in parts and coverage.profiles is not None else []
 
+    episode_profiles = episode_stacks(ev, episodes) \
+        if "profiles" in parts and coverage.profiles is not None and not profiles else []
     pressure = ev.pressure(window.start, window.end)
     statuses = ev.statuses()
     statuses += derived_statuses(ev.name, statuses, window, samples, events, lost, zombies)
@@ -128,7 +130,7 @@ def investigate(ev: Evidence, window: Window, options: Options | None = None,
         restarts=restarts, profiles=profiles, findings=[], statuses=statuses,
         diagnostics=[*getattr(samples_ctx, "diagnostics", ()),  # stored rows it skipped
                      *(zombies.diagnostics if zombies else ())],
-        pressure=pressure,
+        pressure=pressure, episode_profiles=episode_profiles,
     )
     inv.findings = fnd.findings(inv, thresholds)
     if set(parts) >= ALL_PARTS:
@@ -163,6 +165,22 @@ def resolution(samples: Sequence[CoreSample], cpu: int, t: float, window_s: floa
     if not series:
         return Resolution(cpu, series, None, None, None, None)
     return Resolution(cpu, series, c30, c60, m30, m60)
+
+
+def episode_stacks(ev: Evidence, episodes: Sequence[Episode], most: int = 3
+                   ) -> list[HotCoreProfile]:
+    """The stacks of the longest kernel-time episodes, each over its own seconds."""
+    from corescope.analysis.flame import Profile
+
+    out = []
+    for e in sorted(episodes, key=lambda e: (-e.duration_s, e.start))[:most]:
+        diags: list[Diagnostic] = []
+        prof = Profile()
+        for sample, _wall in ev.stacks(e.start, e.end, e.cpu, diags):
+            prof.add(sample)
+        out.append(HotCoreProfile(e.cpu, e.start, e.end, None, e.end, prof, tuple(diags[:20]),
+                                  prof))
+    return out
 
 
 def hot_core_profiles(ev: Evidence, views: list[IncidentView], before_s: float

@@ -133,6 +133,9 @@ class Investigation:
     diagnostics: list[Diagnostic] = field(default_factory=list)
     pressure: PressureSummary | None = None
     diagnosis: Diagnosis | None = None
+    # stacks of the longest kernel-time episodes when no incident had a hot core before it
+    # (a log without times, or harm that has not reached the NIC yet): for the hypotheses
+    episode_profiles: list[HotCoreProfile] = field(default_factory=list)
     schema: int = SCHEMA
 
     def status(self, name: str) -> SensorStatus | None:

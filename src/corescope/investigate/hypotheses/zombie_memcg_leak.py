@@ -30,7 +30,7 @@ UNCOUNTED = 0.5
 
 
 def _walker_on(inv: Investigation, cpu: int) -> tuple[Walker | None, bool]:
-    profiles = [p for p in inv.profiles if p.cpu == cpu]
+    profiles = [p for p in inv.profiles + inv.episode_profiles if p.cpu == cpu]
     return find_walker(profiles, cpu), any(p.profile.busy_samples for p in profiles)
 
 
