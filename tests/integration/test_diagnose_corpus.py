@@ -90,6 +90,10 @@ def test_diagnose_names_the_generated_root_cause(tmp_path: Path, kind: str, seed
     if want["root_cause"] == "zombie_memcg_leak" and want["culprit"] \
             and "census" not in want["knobs"]["omit"] and want["walker"]:
         steps = [link["step"] for link in d["chain"]]
+        if "dmesg_time" in want["knobs"]["omit"]:
+            # the resets cannot be placed in time: the chain stops at the saturated core
+            assert steps == ["leaking_source", "dying_memcgs", "walker", "core_saturated"]
+            return
         assert steps == ["leaking_source", "dying_memcgs", "walker", "core_saturated",
                          "nic_queue_stall", "reset"], steps
         stall = next(link for link in d["chain"] if link["step"] == "nic_queue_stall")
