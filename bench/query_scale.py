@@ -6,7 +6,7 @@ The store is a synthetic busy replay, built with the same per-mode tick split as
 tests/synth_procstat.py (usr 40-85, sys 3-15, soft 0-3, iowait 0-2, idle the rest of 100 ticks
 per second), plus hot-core episodes and NIC stall events a few seconds after some of them.
 It ends a minute ago, so `--last 24h` reads all of it. Every command runs as a subprocess;
-peak RSS comes from wait4's rusage. Times are medians of RUNS runs.
+wall, CPU and peak RSS come from GNU time. Times are medians of RUNS runs.
 
     python bench/query_scale.py [--hours 24] [--cpus 96] [--runs 3] [--keep DIR]
 """
@@ -31,9 +31,10 @@ from corescope.model.events import KernelEvent
 from corescope.model.matrix import NF
 from corescope.store import events as store_events
 from corescope.store.db import Store
-from corescope.store.series import BLOCK_SAMPLES, encode_arrays
+from corescope.store.series import BLOCK_SAMPLES, INSERT_BLOCK, block_row
 
 GOAL_RATIO, GOAL_S, GOAL_MB = 3.0, 2.0, 300.0
+TIME = shutil.which("time") or "/usr/bin/time"  # GNU time (Debian package `time`)
 FLOOR = """
 import sqlite3, sys, zstandard
 con = sqlite3.connect(sys.argv[1])
@@ -73,10 +74,9 @@ def build(store_dir: Path, hours: float, ncpu: int, seed: int = 7) -> tuple[floa
                 ticks[lo - b0 : hi - b0, cpu, 6] = 1
         t = t0 + np.arange(b0 + 1, b0 + k + 1, dtype=np.float64)
         iv = np.ones(k)
-        rows.append((float(t[0]), float(t[-1]), k,
-                     encode_arrays(t, iv, np.arange(ncpu), ticks, np.ones((k, ncpu), bool))))
+        rows.append(block_row(t, iv, np.arange(ncpu), ticks, np.ones((k, ncpu), bool)))
     with store.write() as c:
-        c.executemany("INSERT INTO core_blocks (t0, t1, n, payload) VALUES (?, ?, ?, ?)", rows)
+        c.executemany(INSERT_BLOCK, rows)
     evs = []
     for start, length, _cpu in hot[::2]:
         msg = "ena 0000:00:05.0 eth0: TX hasn't completed, qid 5, index 801. 129 msecs " \
@@ -90,18 +90,18 @@ def build(store_dir: Path, hours: float, ncpu: int, seed: int = 7) -> tuple[floa
 
 
 def run(cmd: list[str]) -> tuple[float, float, float]:
-    """(wall seconds, peak RSS in MB, CPU seconds) of one subprocess."""
+    """(wall seconds, peak RSS in MB, CPU seconds) of one subprocess, as GNU time reports
+    them: the rusage this (big) process gets back from wait4 counts the pages a forked
+    child shared with it before exec, so every command would read as large as the bench."""
     env = dict(os.environ, PYTHONPATH=str(REPO / "src"))
-    t = time.perf_counter()
-    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
-    _, status, ru = os.wait4(proc.pid, 0)
-    dt = time.perf_counter() - t
-    err = proc.stderr.read().decode() if proc.stderr else ""
-    proc.stderr.close() if proc.stderr else None
-    code = os.waitstatus_to_exitcode(status)
-    if code not in (0, 1):
-        print(f"  {' '.join(cmd[2:])} exited {code}: {err[-500:]}", file=sys.stderr)
-    return dt, ru.ru_maxrss / 1024, ru.ru_utime + ru.ru_stime
+    proc = subprocess.run([TIME, "-f", "@@ %e %U %S %M", *cmd], stdout=subprocess.DEVNULL,
+                          stderr=subprocess.PIPE, env=env, check=False, text=True)
+    *rest, last = proc.stderr.rstrip("\n").split("\n")
+    if proc.returncode not in (0, 1):
+        print(f"  {' '.join(cmd[2:])} exited {proc.returncode}: {' '.join(rest)[-500:]}",
+              file=sys.stderr)
+    _, wall, user, system, kb = last.split()
+    return float(wall), int(kb) / 1024, float(user) + float(system)
 
 
 def measure(name: str, cmd: list[str], runs: int) -> tuple[str, float, float, float]:

@@ -6,7 +6,7 @@ cd "$(dirname "$0")/.."
 PY=${PYTHON:-python3}
 
 if [ "${1:-}" = "test" ]; then
-  pkgs=(sysstat linux-perf prometheus chromium chromium-driver golang-go ethtool prometheus-node-exporter strace)
+  pkgs=(sysstat linux-perf prometheus chromium chromium-driver golang-go ethtool prometheus-node-exporter strace time)
   missing=()
   for p in "${pkgs[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

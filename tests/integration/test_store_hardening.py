@@ -79,8 +79,8 @@ def test_one_bad_stored_row_or_block_does_not_break_reads_or_folding(tmp_path):
     conn = sqlite3.connect(store / DB_NAME)
     # what an older, unchecked recorder could have left: a garbage block, raw rows with an
     # infinite time, a huge one and a negative interval, a row with a truncated payload
-    conn.execute("INSERT INTO core_blocks VALUES (?, ?, ?, ?)", (T0 + 30, T0 + 40, 10,
-                                                                  b"\x28\xb5\x2f\xfdgarbage"))
+    conn.execute("INSERT INTO core_blocks (t0, t1, n, payload) VALUES (?, ?, ?, ?)",
+                 (T0 + 30, T0 + 40, 10, b"\x28\xb5\x2f\xfdgarbage"))
     row = (1).to_bytes(4, "little") + bytes(44)
     conn.executemany("INSERT INTO core_recent VALUES (?, ?, ?)", [
         (float("inf"), 1.0, row), (1e300, 1.0, row), (T0 + 95, -1.0, row),

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from corescope.analysis.usage import mode_pct, usage_of
+from corescope.analysis.usage import bound_of, mode_pct, usage_of
 from corescope.model.cores import (
     COMPOSITE_MODES,
     DEFAULT_MIN_DURATION,
@@ -25,7 +25,7 @@ from corescope.model.cores import (
     CoreSample,
     Episode,
 )
-from corescope.model.matrix import CoreMatrix
+from corescope.model.matrix import UNKNOWN_BOUND, CoreMatrix
 
 EPISODE_MODES = (*COMPOSITE_MODES, *MODES)
 _REPORT_MODES = ("usr", "sys", "irq", "soft", "iowait", "steal", "idle")
@@ -90,9 +90,9 @@ def hot_mask(m: CoreMatrix, threshold: float, mode: str, chunk: int = 8192) -> n
         return cached
     present = m.present.T
     hot = np.zeros(present.shape, bool)
-    for k0 in range(0, len(m), chunk):
-        sl = slice(k0, k0 + chunk)
-        itv, pct = mode_pct(m.fields[:, :, sl].transpose(1, 2, 0), mode)
+    for k0, k1 in _candidate_runs(m, threshold, mode, chunk):
+        sl = slice(k0, k1)
+        itv, pct = mode_pct(m.cells(sl).transpose(1, 2, 0), mode)
         ok = present[:, sl] & (itv > 0)
         hot[:, sl] = ok & (pct >= threshold)
         if mode in COMPOSITE_MODES and _COMPENSATED_SUM:
@@ -100,10 +100,39 @@ def hot_mask(m: CoreMatrix, threshold: float, mode: str, chunk: int = 8192) -> n
             # decide cells this close to the threshold exactly as usage_of does
             near = ok & (np.abs(pct - threshold) <= 1e-9 * (1 + abs(threshold)))
             for i, k in zip(*np.nonzero(near), strict=True):
-                row = tuple(m.fields[:, i, k0 + k].tolist())
+                row = tuple(m.cells(slice(k0 + k, k0 + k + 1))[:, i, 0].tolist())
                 hot[i, k0 + k] = usage_of(0, row).mode_pct(mode) >= threshold
     m.cell_cache[key] = hot
     return hot
+
+
+# how far below the threshold a zone bound must be to rule a segment out: more than any
+# rounding of a composite mode's sum
+_BOUND_SLACK = 1e-6
+
+
+def _candidate_runs(m: CoreMatrix, threshold: float, mode: str,
+                    chunk: int) -> list[tuple[int, int]]:
+    """Runs [k0, k1) of samples that may hold a cell at or above threshold, at most `chunk`
+    long: every sample without a zone map, else the segments whose bound does not rule them
+    out (the bounds are per CPU per mode maxima, so any threshold is tested correctly)."""
+    n = len(m)
+    z = m.zone
+    if z is None:
+        spans = [(0, n)]
+    else:
+        b = z.bounds
+        unknown = (b[..., [MODES.index(p) for p in COMPOSITE_MODES.get(mode, (mode,))]]
+                   == UNKNOWN_BOUND).any(axis=-1)
+        maybe = ((bound_of(b, mode) > threshold - _BOUND_SLACK) | unknown).any(axis=1)
+        ends = np.append(z.starts[1:], n)
+        spans = []
+        for k0, k1 in zip(z.starts[maybe].tolist(), ends[maybe].tolist(), strict=True):
+            if spans and spans[-1][1] == k0:
+                spans[-1] = (spans[-1][0], k1)
+            else:
+                spans.append((k0, k1))
+    return [(a, min(a + chunk, z1)) for a0, z1 in spans for a in range(a0, z1, chunk)]
 
 
 def find_episodes_matrix(
@@ -149,14 +178,14 @@ def _episode(m: CoreMatrix, i: int, k0: int, k1: int, threshold: float, min_dura
     if end - start < min_duration - 1e-6:
         return None
     cpu = int(m.cpus[i])
-    usages = [usage_of(cpu, tuple(r)) for r in m.ticks[k0 : k1 + 1, i].tolist()]
+    usages = [usage_of(cpu, tuple(r)) for r in m.cells(slice(k0, k1 + 1))[:, i].T.tolist()]
     values = [u.mode_pct(mode) for u in usages]
     by_mode = {}
     for md in _REPORT_MODES:
         vals = [u.pct[md] for u in usages]
         by_mode[md] = {"peak": max(vals), "mean": sum(vals) / len(vals)}
     machine = [usage_of(-1, tuple(r)).mode_pct(mode)
-               for r in m.machine_ticks()[k0 : k1 + 1].tolist()]
+               for r in m.machine_rows(slice(k0, k1 + 1)).tolist()]
     seen30, mseen30 = coarse_view_matrix(m, cpu, start, end, 30.0, mode)
     seen60, mseen60 = coarse_view_matrix(m, cpu, start, end, 60.0, mode)
     return Episode(
@@ -190,10 +219,10 @@ def coarse_view_matrix(m: CoreMatrix, cpu: int, start: float, end: float, window
         if not len(idx):
             continue
         if col is not None and m.present[idx, col].any():
-            d = m.ticks[idx, col].sum(axis=0, dtype=np.int64)
+            d = m.cells(idx)[:, col].sum(axis=1, dtype=np.int64)
             best_core = max(best_core, usage_of(cpu, tuple(d.tolist())).mode_pct(mode))
         if m.present[idx].any():
-            d = m.machine_ticks()[idx].sum(axis=0)
+            d = m.machine_rows(idx).sum(axis=0)
             best_machine = max(best_machine, usage_of(-1, tuple(d.tolist())).mode_pct(mode))
     return best_core, best_machine
 

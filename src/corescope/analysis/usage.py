@@ -103,3 +103,27 @@ _MODE_TICKS = {
     "gnice": lambda d: np.minimum(d(_GN), d(_N)),
     "idle": lambda d: d(_I),
 }
+
+
+def mode_bounds(fields: np.ndarray, present: np.ndarray) -> np.ndarray:
+    """A block's zone map: [ncpu, len(MODES)] uint8, per CPU per base mode an integer strictly
+    above the highest `mode` % of any online cell with a non-empty interval (0 when there is
+    none), so `sum of a composite's parts' bounds <= threshold` proves no cell is hot. Takes
+    the block as stored (fields[f, cpu, k], present[k, cpu])."""
+    ticks = fields.transpose(1, 2, 0)  # [cpu, k, field]
+    out = np.zeros((fields.shape[1], len(MODES)), np.uint8)
+    if not fields.shape[2]:
+        return out
+    itv, _ = mode_pct(ticks, "idle")
+    ok = present.T & (itv > 0)
+    for j, mode in enumerate(MODES):
+        _, pct = mode_pct(ticks, mode)
+        top = np.where(ok, pct, -1.0).max(axis=1)
+        out[:, j] = np.where(top >= 0, np.floor(np.minimum(top, 254.0)) + 1, 0)
+    return out
+
+
+def bound_of(bounds: np.ndarray, mode: str) -> np.ndarray:
+    """Per-CPU upper bound of a (composite) mode's % from mode_bounds rows [..., MODES]."""
+    parts = COMPOSITE_MODES.get(mode, (mode,))
+    return bounds[..., [MODES.index(p) for p in parts]].astype(np.int64).sum(axis=-1)

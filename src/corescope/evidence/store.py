@@ -24,7 +24,6 @@ from corescope.model.cores import CoreSample
 from corescope.model.events import KernelEvent, QueueIrq
 from corescope.model.profiles import StackSample
 from corescope.runner import Runner
-from corescope.sources.perf import PERF_MISSING
 from corescope.store import census as census_store
 from corescope.store import events as store_events
 from corescope.store import profiles as ring
@@ -35,6 +34,12 @@ from corescope.store.series import read_matrix, read_samples, time_span
 from corescope.timeparse import format_duration
 
 V2_BASIS = "v2 cgroup.stat: own dying excess over the children's counts"
+
+
+def _perf_missing() -> str:
+    from corescope.sources.perf import PERF_MISSING  # the perf runner loads only for this
+
+    return PERF_MISSING
 
 
 class StoreEvidence:
@@ -155,7 +160,7 @@ class StoreEvidence:
             if is_analyzed(self.store):
                 return SensorStatus(name, False, "no perf script or folded stacks among the "
                                     "analyzed artifacts: stacks not measured")
-            why = PERF_MISSING if not perf_here else (
+            why = _perf_missing() if not perf_here else (
                 "empty: `corescope record` has not finished a profile chunk yet "
                 "(or ran with --no-profile)")
             return SensorStatus(name, False, why)
@@ -164,7 +169,7 @@ class StoreEvidence:
                   f"({samples} samples, {size / 1e6:.1f} MB), newest {format_duration(age)} ago")
         if not perf_here and ring.raw_chunks(self.store):
             # symbolised text chunks read without perf; raw perf.data (older stores) does not
-            detail += f"; {PERF_MISSING} (its perf.data chunks need perf script)"
+            detail += f"; {_perf_missing()} (its perf.data chunks need perf script)"
             return SensorStatus(name, False, detail)
         return SensorStatus(name, True, detail)
 

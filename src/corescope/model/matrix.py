@@ -8,14 +8,14 @@ for a list of samples keeps working on it.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import overload
 
 import numpy as np
 
 from corescope.model.common import Diagnostic
-from corescope.model.cores import FIELDS, CoreSample
+from corescope.model.cores import FIELDS, MODES, CoreSample
 from corescope.model.packed import PackedRows
 
 NF = len(FIELDS)
@@ -30,6 +30,29 @@ def narrow_dtype(values: np.ndarray) -> np.dtype:
         if top <= np.iinfo(t).max:
             return np.dtype(t)
     return np.dtype(np.uint64)
+
+
+UNKNOWN_BOUND = 255  # a zone-map cell that proves nothing: its samples are always examined
+
+
+@dataclass(frozen=True, eq=False)
+class Zone:
+    """The zone map of a matrix: samples starts[s] .. starts[s+1]-1 form segment s (a stored
+    block), and bounds[s, i, j] is an integer strictly above the highest MODES[j] % of CPU
+    column i in that segment (see analysis.usage.mode_bounds; UNKNOWN_BOUND when it was not
+    summarised). Lets an episode search skip segments that cannot hold a hot cell."""
+
+    starts: np.ndarray  # int64 [nseg], ascending, starts[0] == 0
+    bounds: np.ndarray  # uint8 [nseg, ncpu, len(MODES)]
+
+    def rows(self, lo: int, hi: int) -> Zone | None:
+        """The zone of samples lo..hi-1 (a time slice)."""
+        if hi <= lo:
+            return None
+        first = int(np.searchsorted(self.starts, lo, side="right")) - 1
+        last = int(np.searchsorted(self.starts, hi, side="left"))
+        starts = np.maximum(self.starts[first:last], lo) - lo
+        return Zone(starts, self.bounds[first:last])
 
 
 @dataclass(eq=False)
@@ -58,6 +81,8 @@ class CoreMatrix(Sequence[CoreSample]):
     # looks in its parent's too (sliced views), so a window and its context are analysed once
     cell_cache: dict[object, np.ndarray] = field(default_factory=dict, repr=False)
     _parent: tuple[CoreMatrix, slice] | None = field(default=None, repr=False)
+    # per-segment summaries from the store (None: every sample is examined)
+    zone: Zone | None = field(default=None, repr=False)
 
     # --- construction ------------------------------------------------------------------------
 
@@ -103,24 +128,47 @@ class CoreMatrix(Sequence[CoreSample]):
         if len(parts) == 1:
             return parts[0]
         cpus = np.unique(np.concatenate([p.cpus for p in parts]))
-        dtype = np.result_type(*[p.fields.dtype for p in parts])
+        dtype = np.result_type(*[p.tick_dtype for p in parts])
         n = sum(len(p) for p in parts)
-        fields = np.zeros((NF, len(cpus), n), dtype)
         present = np.zeros((n, len(cpus)), bool)
         k = 0
+        starts: list[np.ndarray] = []
+        bounds: list[np.ndarray] = []
+        placed: list[tuple[int, CoreMatrix, slice | np.ndarray]] = []
         for p in parts:
-            sl = slice(k, k + len(p))
-            if len(p.cpus) == len(cpus):  # the same CPUs: plain (fast) slice copies
-                fields[:, :, sl], present[sl] = p.fields, p.present
-            else:
-                idx = np.searchsorted(cpus, p.cpus)
-                fields[:, idx, sl] = p.fields
-                present[sl, idx] = p.present
+            pz = p.zone or Zone(np.zeros(1, np.int64),
+                                np.full((1, len(p.cpus), len(MODES)), UNKNOWN_BOUND, np.uint8))
+            b = np.zeros((len(pz.starts), len(cpus), len(MODES)), np.uint8)
+            b[:, np.searchsorted(cpus, p.cpus)] = pz.bounds
+            starts.append(pz.starts + k)
+            bounds.append(b)
+            # the same CPUs: plain (fast) slice copies
+            idx = slice(None) if len(p.cpus) == len(cpus) else np.searchsorted(cpus, p.cpus)
+            present[k : k + len(p), idx] = p.present
+            placed.append((k, p, idx))
             k += len(p)
-        return cls(t=np.concatenate([p.t for p in parts]),
-                   interval_s=np.concatenate([p.interval_s for p in parts]), cpus=cpus,
-                   fields=fields, present=present,
-                   diagnostics=[d for p in parts for d in p.diagnostics])
+
+        def source(lo: int, hi: int) -> np.ndarray:
+            out = np.zeros((NF, len(cpus), hi - lo), dtype)
+            for k0, p, idx in placed:
+                a, z = max(lo, k0), min(hi, k0 + len(p))
+                if a < z:
+                    out[:, idx, a - lo : z - lo] = p.cells(slice(a - k0, z - k0))
+            return out
+
+        kw = dict(t=np.concatenate([p.t for p in parts]),
+                  interval_s=np.concatenate([p.interval_s for p in parts]), cpus=cpus,
+                  present=present, diagnostics=[d for p in parts for d in p.diagnostics],
+                  zone=Zone(np.concatenate(starts), np.concatenate(bounds))
+                  if any(p.zone is not None for p in parts) else None)
+        if any(isinstance(p, LazyCoreMatrix) for p in parts):  # ticks taken when read
+            return LazyCoreMatrix(source=source, dtype=dtype, **kw)  # type: ignore[arg-type]
+        return cls(fields=source(0, n), **kw)  # type: ignore[arg-type]
+
+    @property
+    def tick_dtype(self) -> np.dtype:
+        """The tick type (on a lazy matrix, without decoding anything)."""
+        return self.fields.dtype
 
     # --- the Sequence[CoreSample] view -------------------------------------------------------
 
@@ -143,7 +191,7 @@ class CoreMatrix(Sequence[CoreSample]):
         mask = self.present[k]
         return CoreSample(t=float(self.t[k]), interval_s=float(self.interval_s[k]),
                           deltas=PackedRows(self.cpus[mask].tolist(),
-                                            self.fields[:, mask, k].T))
+                                            self.cells(slice(k, k + 1))[:, mask, 0].T))
 
     def __add__(self, other: Sequence[CoreSample]) -> CoreMatrix:
         """These samples, then `other`'s (as `list + list` would give)."""
@@ -159,10 +207,14 @@ class CoreMatrix(Sequence[CoreSample]):
 
     def rows(self, sel: slice | np.ndarray) -> CoreMatrix:
         """The samples selected by a slice or index/boolean array (CPU columns unchanged)."""
+        zone = None
+        if self.zone is not None and isinstance(sel, slice):
+            lo, hi, step = sel.indices(len(self))
+            zone = self.zone.rows(lo, hi) if step == 1 else None
         return CoreMatrix(t=self.t[sel], interval_s=self.interval_s[sel], cpus=self.cpus,
                           fields=self.fields[:, :, sel], present=self.present[sel],
                           _parent=(self, sel) if isinstance(sel, slice) else None,
-                          diagnostics=list(self.diagnostics))
+                          diagnostics=list(self.diagnostics), zone=zone)
 
     def between(self, t0: float, t1: float) -> CoreMatrix:
         """Samples whose end time lies in [t0, t1]."""
@@ -189,6 +241,17 @@ class CoreMatrix(Sequence[CoreSample]):
             self.cell_cache["machine"] = self._machine.T  # [NF, n]: sliced on axis 1 too
         return self._machine
 
+    def cells(self, sel: slice | np.ndarray) -> np.ndarray:
+        """fields[:, :, sel]: on a matrix read lazily, only these samples' blocks are decoded
+        (analysis that looks at a few samples of a long window goes through here)."""
+        return self.fields[:, :, sel]
+
+    def machine_rows(self, sel: slice | np.ndarray) -> np.ndarray:
+        """machine_ticks()[sel] without summing the samples not asked for."""
+        if self._machine is None and self.cached("machine") is None:
+            return np.ascontiguousarray(self.cells(sel).sum(axis=1, dtype=np.int64).T)
+        return self.machine_ticks()[sel]
+
     def cached(self, key: object) -> np.ndarray | None:
         """A per-cell result ([.., n], time on the last axis) computed on this matrix or on
         the matrix it is a time slice of."""
@@ -211,3 +274,60 @@ class CoreMatrix(Sequence[CoreSample]):
 
     def to_samples(self) -> list[CoreSample]:
         return list(self)
+
+
+class LazyCoreMatrix(CoreMatrix):
+    """A CoreMatrix whose times, CPUs, presence and zone map are known but whose tick cells
+    come on demand from `source(lo, hi)` ([NF, ncpu, hi-lo] for samples lo..hi-1, decoded
+    from the blocks that hold them). `fields` takes them all, once, so code that reads it sees
+    what an eager read gives; `cells(sel)` and time slices take only the samples they cover."""
+
+    def __init__(self, *, source: Callable[[int, int], np.ndarray], dtype: np.dtype,
+                 **kw: object) -> None:
+        self._source = source
+        self._dtype = np.dtype(dtype)
+        super().__init__(fields=None, **kw)  # type: ignore[arg-type]
+
+    @property  # type: ignore[override]
+    def fields(self) -> np.ndarray:
+        if self._fields is None:
+            self._fields = self._source(0, len(self))
+        return self._fields
+
+    @fields.setter
+    def fields(self, value: np.ndarray | None) -> None:
+        self._fields = value
+
+    @property
+    def tick_dtype(self) -> np.dtype:
+        return self._dtype
+
+    def _range(self, lo: int, hi: int) -> np.ndarray:
+        if self._fields is not None:
+            return self._fields[:, :, lo:hi]
+        return self._source(lo, hi)
+
+    def cells(self, sel: slice | np.ndarray) -> np.ndarray:
+        if self._fields is not None:
+            return self._fields[:, :, sel]
+        if isinstance(sel, slice):
+            lo, hi, step = sel.indices(len(self))
+            return self._source(lo, max(lo, hi))[:, :, ::step] if step > 0 \
+                else self.fields[:, :, sel]
+        idx = np.flatnonzero(sel) if sel.dtype == bool else np.asarray(sel, np.int64)
+        if not idx.size:
+            return np.zeros((NF, len(self.cpus), 0), self._dtype)
+        lo = int(idx.min())
+        return self._source(lo, int(idx.max()) + 1)[:, :, idx - lo]
+
+    def rows(self, sel: slice | np.ndarray) -> CoreMatrix:
+        if self._fields is not None or not isinstance(sel, slice) \
+                or sel.indices(len(self))[2] != 1:
+            return super().rows(sel)
+        lo, hi, _ = sel.indices(len(self))
+        return LazyCoreMatrix(
+            source=lambda a, b: self._range(lo + a, lo + b), dtype=self._dtype,
+            t=self.t[sel], interval_s=self.interval_s[sel], cpus=self.cpus,
+            present=self.present[sel], _parent=(self, sel),
+            diagnostics=list(self.diagnostics),
+            zone=self.zone.rows(lo, hi) if self.zone is not None else None)

@@ -125,11 +125,20 @@ def _drop_unusable_core_rows(conn: sqlite3.Connection) -> None:
                  "OR NOT (t0 > 0 AND t1 < 4294967296.0)")
 
 
+def _add_block_zone_column(conn: sqlite3.Connection) -> None:
+    """Blocks gain a zone map (per CPU per mode maxima) written with them; older blocks keep
+    NULL there and are read in full."""
+    cols = [r[1] for r in conn.execute("PRAGMA table_info(core_blocks)")]
+    if "zone" not in cols:
+        conn.execute("ALTER TABLE core_blocks ADD COLUMN zone BLOB")
+
+
 # (version, what it does, how). Version 1 is every table as the schema modules create them
 # (stores from before versioning have user_version 0); append new steps, never edit old ones.
 MIGRATIONS: tuple[tuple[int, str, object], ...] = (
     (1, "baseline tables", None),
     (2, "drop per-core rows with unusable times", _drop_unusable_core_rows),
+    (3, "per-block zone maps for the per-core series", _add_block_zone_column),
 )
 SCHEMA_VERSION = MIGRATIONS[-1][0]
 # how long a reading command spends checking the store's integrity when it opens it

@@ -13,13 +13,14 @@ import math
 import struct
 from array import array
 from collections.abc import Iterable, Iterator, Sequence
+from typing import NamedTuple
 
 import numpy as np
 import zstandard
 
 from corescope.model.common import Diagnostic
-from corescope.model.cores import CoreSample
-from corescope.model.matrix import NF, CoreMatrix
+from corescope.model.cores import MODES, CoreSample
+from corescope.model.matrix import NF, UNKNOWN_BOUND, CoreMatrix, LazyCoreMatrix, Zone
 from corescope.model.packed import PackedRows
 from corescope.store.db import Store
 
@@ -33,7 +34,8 @@ CREATE TABLE IF NOT EXISTS core_blocks (
     t0 REAL NOT NULL,
     t1 REAL NOT NULL,
     n INTEGER NOT NULL,
-    payload BLOB NOT NULL
+    payload BLOB NOT NULL,
+    zone BLOB
 );
 CREATE INDEX IF NOT EXISTS core_blocks_t1 ON core_blocks (t1);
 """
@@ -83,9 +85,9 @@ def _decode_row(t: float, interval_s: float, payload: bytes) -> CoreSample:
 _WIDTH_DTYPE = {1: np.dtype(np.uint8), 2: np.dtype(np.uint16), 4: np.dtype(np.uint32)}
 
 
-def encode_arrays(t: np.ndarray, interval_s: np.ndarray, cpus: np.ndarray, ticks: np.ndarray,
-                  present: np.ndarray) -> bytes:
-    """The block of n samples given as arrays (see CoreMatrix; absent cells are ignored)."""
+def _block_parts(t: np.ndarray, interval_s: np.ndarray, cpus: np.ndarray, ticks: np.ndarray,
+                 present: np.ndarray) -> tuple[bytes, bytes]:
+    """(the block's header: everything but the tick columns, the tick columns)."""
     n, ncpu = present.shape
     if n == 0:
         raise ValueError("empty block")
@@ -104,15 +106,22 @@ def encode_arrays(t: np.ndarray, interval_s: np.ndarray, cpus: np.ndarray, ticks
     for name, a in (("time", offs), ("interval", ivs)):
         if not (np.isfinite(a).all() and (a >= 0).all() and (a < 1 << 32).all()):
             raise ValueError(f"sample {name} out of range for a block")
-    return _ZC.compress(b"".join((
+    head = b"".join((
         _HEADER.pack(_MAGIC, width, n, ncpu, t0),
         np.asarray(cpus, np.uint16).tobytes(),
         offs.astype(np.uint32).tobytes(),
         ivs.astype(np.uint32).tobytes(),
         # presence bitmap per sample (CPUs go offline); all-ones is cheap after compression
         np.packbits(present, axis=1, bitorder="little").tobytes(),
-        vals.astype(_WIDTH_DTYPE[width]).tobytes(),
-    )))
+    ))
+    return head, vals.astype(_WIDTH_DTYPE[width]).tobytes()
+
+
+def encode_arrays(t: np.ndarray, interval_s: np.ndarray, cpus: np.ndarray, ticks: np.ndarray,
+                  present: np.ndarray) -> bytes:
+    """The block of n samples given as arrays (see CoreMatrix; absent cells are ignored)."""
+    head, vals = _block_parts(t, interval_s, cpus, ticks, present)
+    return _ZC.compress(head + vals)
 
 
 def encode_block(samples: list[CoreSample]) -> bytes:
@@ -127,12 +136,20 @@ def encode_block(samples: list[CoreSample]) -> bytes:
     return encode_arrays(m.t, m.interval_s, m.cpus, m.ticks, m.present)
 
 
-def decode_arrays(payload: bytes) -> CoreMatrix:
-    """One block as a CoreMatrix; ticks in the block's own (narrowest) unsigned type."""
+class _Head(NamedTuple):
+    width: int
+    cpus: np.ndarray
+    t: np.ndarray
+    interval_s: np.ndarray
+    present: np.ndarray
+    end: int  # where the tick columns (or a zone map's bounds) start
+
+
+def _decode_head(raw: bytes) -> _Head:
+    """The header of a decompressed block (or zone map)."""
     try:
-        raw = _ZD.decompress(payload)
         magic, width, n, ncpu, t0 = _HEADER.unpack_from(raw, 0)
-    except (zstandard.ZstdError, struct.error) as exc:
+    except struct.error as exc:
         raise SeriesFormatError(f"corrupt series block: {exc}") from exc
     if magic != _MAGIC or width not in _WIDTH_DTYPE:
         raise SeriesFormatError("not a series block")
@@ -151,25 +168,82 @@ def decode_arrays(payload: bytes) -> CoreMatrix:
     bits = np.frombuffer(buf, np.uint8, n * nbytes, pos).reshape(n, nbytes)
     present = np.unpackbits(bits, axis=1, count=ncpu, bitorder="little").astype(bool)
     pos += n * nbytes
-    dtype = _WIDTH_DTYPE[width]
-    cells = int(present.sum())
-    if len(raw) - pos != NF * cells * width:
-        raise SeriesFormatError("series block length mismatch")
     if ncpu > 1 and not (np.diff(cpus) > 0).all():
         raise SeriesFormatError("series block CPU list not ascending")
-    vals = np.frombuffer(buf, dtype, NF * cells, pos)
+    return _Head(width, cpus, t0 + offs / 1000.0, ivs / 1e6, present, pos)
+
+
+def decode_arrays(payload: bytes) -> CoreMatrix:
+    """One block as a CoreMatrix; ticks in the block's own (narrowest) unsigned type."""
+    try:
+        raw = _ZD.decompress(payload)
+    except zstandard.ZstdError as exc:
+        raise SeriesFormatError(f"corrupt series block: {exc}") from exc
+    h = _decode_head(raw)
+    n, ncpu = h.present.shape
+    dtype = _WIDTH_DTYPE[h.width]
+    cells = int(h.present.sum())
+    if len(raw) - h.end != NF * cells * h.width:
+        raise SeriesFormatError("series block length mismatch")
+    vals = np.frombuffer(memoryview(raw), dtype, NF * cells, h.end)
     # columns run field-major, then CPU, then sample
     if cells == n * ncpu:  # every CPU online throughout: the matrix layout as it is
         fields = vals.reshape(NF, ncpu, n)
     else:  # scatter them back under the bitmap
         fields = np.zeros((NF, ncpu, n), dtype)
-        fields[:, present.T] = vals.reshape(NF, cells)
-    return CoreMatrix(t=t0 + offs / 1000.0, interval_s=ivs / 1e6, cpus=cpus, fields=fields,
-                      present=present)
+        fields[:, h.present.T] = vals.reshape(NF, cells)
+    return CoreMatrix(t=h.t, interval_s=h.interval_s, cpus=h.cpus, fields=fields,
+                      present=h.present)
 
 
 def decode_block(payload: bytes) -> list[CoreSample]:
     return decode_arrays(payload).to_samples()
+
+
+# --- zone maps: a per-block summary written with the block ------------------------------------
+# The block's header (times, intervals, CPUs, presence: no tick columns), then per CPU per
+# base mode one byte strictly above its highest % (analysis.usage.mode_bounds). A query learns
+# the shape of the whole window from these and decodes only the blocks whose bounds do not
+# rule out what it looks for.
+
+
+def encode_zone(head: bytes, ticks: np.ndarray, present: np.ndarray) -> bytes:
+    from corescope.analysis.usage import mode_bounds  # the arithmetic the search uses
+
+    b = mode_bounds(np.asarray(ticks).transpose(2, 1, 0), np.asarray(present, bool))
+    return _ZC.compress(head + b.tobytes())
+
+
+class ZoneMap(NamedTuple):
+    head: _Head
+    bounds: np.ndarray  # uint8 [cpus, MODES]
+
+
+def decode_zone(blob: object) -> ZoneMap | None:
+    """A block's zone map, or None for a block stored without one (older stores) or with one
+    this version cannot read: that block is then decoded in full, as before."""
+    if not isinstance(blob, bytes):
+        return None
+    try:
+        raw = _ZD.decompress(blob)
+        h = _decode_head(raw)
+    except (zstandard.ZstdError, SeriesFormatError):
+        return None
+    if len(raw) - h.end != len(h.cpus) * len(MODES):
+        return None
+    bounds = np.frombuffer(memoryview(raw), np.uint8, offset=h.end)
+    return ZoneMap(h, bounds.reshape(len(h.cpus), len(MODES)))
+
+
+def block_row(t: np.ndarray, interval_s: np.ndarray, cpus: np.ndarray, ticks: np.ndarray,
+              present: np.ndarray) -> tuple[float, float, int, bytes, bytes]:
+    """(t0, t1, n, payload, zone): a core_blocks row for these samples (see encode_arrays)."""
+    head, vals = _block_parts(t, interval_s, cpus, ticks, present)
+    return (float(t[0]), float(t[-1]), len(t), _ZC.compress(head + vals),
+            encode_zone(head, ticks, present))
+
+
+INSERT_BLOCK = "INSERT INTO core_blocks (t0, t1, n, payload, zone) VALUES (?, ?, ?, ?, ?)"
 
 
 # --- writing and reading ---------------------------------------------------------------------
@@ -243,12 +317,9 @@ class SeriesWriter:
             end = start + max(1, int(np.searchsorted(m.t[start:end],
                                                       m.t[start] + MAX_BLOCK_SPAN_S, "right")))
             with self.store.write() as c:
-                c.execute(
-                    "INSERT INTO core_blocks (t0, t1, n, payload) VALUES (?, ?, ?, ?)",
-                    (float(m.t[start]), float(m.t[end - 1]), end - start,
-                     encode_arrays(m.t[start:end], m.interval_s[start:end], m.cpus,
-                                   m.ticks[start:end], m.present[start:end])),
-                )
+                c.execute(INSERT_BLOCK, block_row(m.t[start:end], m.interval_s[start:end],
+                                                  m.cpus, m.ticks[start:end],
+                                                  m.present[start:end]))
             start = end
         return n
 
@@ -268,10 +339,11 @@ class SeriesWriter:
                 except SeriesFormatError:
                     pass
             for group in _block_groups(good):
-                c.execute(
-                    "INSERT INTO core_blocks (t0, t1, n, payload) VALUES (?, ?, ?, ?)",
-                    (group[0].t, group[-1].t, len(group), encode_block(group)),
-                )
+                if sorted(s.t for s in group) != [s.t for s in group]:
+                    raise ValueError("block samples out of time order")
+                m = CoreMatrix.from_samples(group)
+                c.execute(INSERT_BLOCK, block_row(m.t, m.interval_s, m.cpus, m.ticks,
+                                                  m.present))
             c.execute("DELETE FROM core_recent")
         self._pending = 0
 
@@ -289,8 +361,9 @@ def _block_groups(samples: list[CoreSample]) -> Iterator[list[CoreSample]]:
 
 
 class _MatrixBuilder:
-    """Appends decoded blocks into one preallocated matrix; the CPU axis and the tick type
-    grow only when a block brings a new CPU (hotplug) or a bigger delta, which is rare."""
+    """Appends blocks into one preallocated matrix; the CPU axis and the tick type grow only
+    when a block brings a new CPU (hotplug) or a bigger delta, which is rare. A block with a
+    zone map is added by its header only: its ticks are decoded when something reads them."""
 
     def __init__(self, capacity: int) -> None:
         self.cap = max(capacity, 1)
@@ -301,25 +374,55 @@ class _MatrixBuilder:
         self.iv = np.empty(self.cap)
         self.fields = np.zeros((NF, 0, self.cap), np.uint8)
         self.present = np.zeros((self.cap, 0), bool)
+        self.zones: list[tuple[int, np.ndarray, np.ndarray | None]] = []
+        self.lazy: list[_LazyBlock] = []
 
-    def add(self, m: CoreMatrix) -> None:
+    def _make_room(self, cpu_list: list[int], dtype: np.dtype, k: int) -> None:
+        new = [] if cpu_list == self.cpus else [c for c in cpu_list if c not in self.col]
+        if new or dtype.itemsize > self.fields.dtype.itemsize:
+            self._regrow(new, np.promote_types(self.fields.dtype, dtype))
+        if self.n + k > self.cap:
+            self._resize(max(self.n + k, self.cap * 2))
+
+    def _columns(self, cpu_list: list[int]) -> slice | np.ndarray:
+        if cpu_list == self.cpus:
+            return slice(None)
+        return np.array([self.col[c] for c in cpu_list], np.int64)
+
+    def add(self, m: CoreMatrix, bounds: np.ndarray | None = None) -> None:
+        """Append a decoded block; `bounds` its zone map ([its cpus, MODES]; None: none)."""
         k = len(m)
         if not k:
             return
         cpu_list = m.cpus.tolist()
-        new = [c for c in cpu_list if c not in self.col]
-        if new or m.fields.dtype.itemsize > self.fields.dtype.itemsize:
-            self._regrow(new, np.promote_types(self.fields.dtype, m.fields.dtype))
-        if self.n + k > self.cap:
-            self._resize(max(self.n + k, self.cap * 2))
+        self._make_room(cpu_list, m.fields.dtype, k)
+        self.zones.append((self.n, m.cpus, bounds))
         sl = slice(self.n, self.n + k)
         self.t[sl], self.iv[sl] = m.t, m.interval_s
-        if cpu_list == self.cpus:
-            self.fields[:, :, sl], self.present[sl] = m.fields, m.present
+        idx = self._columns(cpu_list)
+        self.fields[:, idx, sl] = m.fields
+        self.present[sl, idx] = m.present
+        self.n += k
+
+    def add_zoned(self, zone: ZoneMap, keep: np.ndarray | None, payload: bytes,
+                  rowid: int) -> None:
+        """Append a block by its zone map (the samples `keep` selects; None: all); its
+        ticks stay compressed until read."""
+        h = zone.head
+        k = len(h.t) if keep is None else int(keep.sum())
+        if not k:
+            return
+        cpu_list = h.cpus.tolist()
+        self._make_room(cpu_list, _WIDTH_DTYPE[h.width], k)
+        self.zones.append((self.n, h.cpus, zone.bounds))
+        sl = slice(self.n, self.n + k)
+        part = None if keep is None or k == len(keep) else keep
+        if part is None:
+            self.t[sl], self.iv[sl], present = h.t, h.interval_s, h.present
         else:
-            idx = np.array([self.col[c] for c in cpu_list], np.int64)
-            self.fields[:, idx, sl] = m.fields
-            self.present[sl, idx] = m.present
+            self.t[sl], self.iv[sl], present = h.t[part], h.interval_s[part], h.present[part]
+        self.present[sl, self._columns(cpu_list)] = present
+        self.lazy.append(_LazyBlock(self.n, k, h.cpus, part, payload, rowid))
         self.n += k
 
     def _regrow(self, new: list[int], dtype: np.dtype) -> None:
@@ -327,7 +430,8 @@ class _MatrixBuilder:
         idx = np.array([cpus.index(c) for c in self.cpus], np.int64)
         fields = np.zeros((NF, len(cpus), self.cap), dtype)
         present = np.zeros((self.cap, len(cpus)), bool)
-        fields[:, idx] = self.fields
+        if len(self.zones) > len(self.lazy):  # only decoded blocks have ticks here yet
+            fields[:, idx] = self.fields
         present[:, idx] = self.present
         self.cpus, self.col = cpus, {c: i for i, c in enumerate(cpus)}
         self.fields, self.present = fields, present
@@ -345,15 +449,100 @@ class _MatrixBuilder:
     def build(self, diagnostics: list[Diagnostic]) -> CoreMatrix:
         n = self.n
         order = np.argsort(self.t[:n], kind="stable")
-        sel: slice | np.ndarray = slice(0, n) if (order == np.arange(n)).all() else order
-        return CoreMatrix(t=self.t[sel], interval_s=self.iv[sel],
-                          cpus=np.array(self.cpus, np.int64), fields=self.fields[:, :, sel],
-                          present=self.present[sel], diagnostics=diagnostics)
+        in_order = bool((order == np.arange(n)).all())
+        kw = dict(t=self.t[:n], interval_s=self.iv[:n], cpus=np.array(self.cpus, np.int64),
+                  present=self.present[:n], diagnostics=diagnostics,
+                  zone=self._zone() if in_order else None)
+        if self.lazy:
+            source = _BlockSource(self, diagnostics)
+            if in_order:
+                return LazyCoreMatrix(source=source, dtype=self.fields.dtype,
+                                      **kw)  # type: ignore[arg-type]
+            # overlapping blocks: decoded now, then sorted
+            m = CoreMatrix(fields=source(0, n), **kw)  # type: ignore[arg-type]
+        else:
+            m = CoreMatrix(fields=self.fields[:, :, :n], **kw)  # type: ignore[arg-type]
+        return m if in_order else m.rows(order)
+
+    def _zone(self) -> Zone | None:
+        """Segments in the final CPU columns; a CPU a block did not have gets bound 0 (it
+        had no cell there), a block without a zone map UNKNOWN_BOUND throughout."""
+        if not self.zones or all(b is None for _, _, b in self.zones):
+            return None
+        cpus = np.array(self.cpus, np.int64)
+        bounds = np.zeros((len(self.zones), len(cpus), len(MODES)), np.uint8)
+        for s, (_, bcpus, b) in enumerate(self.zones):
+            bounds[s, np.searchsorted(cpus, bcpus)] = UNKNOWN_BOUND if b is None else b
+        return Zone(np.array([k for k, _, _ in self.zones], np.int64), bounds)
+
+
+class _LazyBlock(NamedTuple):
+    start: int  # first sample in the matrix
+    n: int
+    cpus: np.ndarray
+    keep: np.ndarray | None  # which of the block's samples were kept (None: all)
+    payload: bytes
+    rowid: int
+
+
+class _BlockSource:
+    """The ticks of samples lo..hi-1 of a lazily read matrix: the blocks holding them are
+    decoded (each once, while only parts of the window are asked for) and laid out in the
+    matrix's columns. A block that turns out corrupt is skipped with a diagnostic, and its
+    samples no longer count as online."""
+
+    def __init__(self, b: _MatrixBuilder, diagnostics: list[Diagnostic]) -> None:
+        self.blocks = b.lazy
+        self.starts = np.array([x.start for x in b.lazy], np.int64)
+        # blocks added decoded (no zone map, raw rows) sit in the builder's array
+        self.eager = b.fields if len(b.zones) > len(b.lazy) else None
+        self.present, self.columns, self.dtype = b.present, b._columns, b.fields.dtype
+        self.ncpu = len(b.cpus)
+        self.diagnostics = diagnostics
+        self.cache: dict[int, np.ndarray] = {}
+
+    def __call__(self, lo: int, hi: int) -> np.ndarray:
+        out = np.zeros((NF, self.ncpu, hi - lo), self.dtype)
+        if self.eager is not None:
+            out[:] = self.eager[:, :, lo:hi]
+        whole = hi - lo >= int(self.present.shape[0]) // 2  # no point keeping these
+        i0 = max(0, int(np.searchsorted(self.starts, lo, side="right")) - 1)
+        i1 = int(np.searchsorted(self.starts, hi, side="left"))
+        for i in range(i0, i1):
+            blk = self.blocks[i]
+            a, z = max(lo, blk.start), min(hi, blk.start + blk.n)
+            if a >= z:
+                continue
+            ticks = self.cache.get(i)
+            if ticks is None:
+                ticks = self._decode(blk)
+                if not whole:
+                    self.cache[i] = ticks
+            out[:, self.columns(blk.cpus.tolist()), a - lo : z - lo] = \
+                ticks[:, :, a - blk.start : z - blk.start]
+        return out
+
+    def _decode(self, b: _LazyBlock) -> np.ndarray:
+        try:
+            m = decode_arrays(b.payload)
+            if not np.array_equal(m.cpus, b.cpus) or \
+                    len(m) != (b.n if b.keep is None else len(b.keep)):
+                raise SeriesFormatError("block does not match its zone map")
+        except SeriesFormatError as exc:
+            # the zone map said these samples exist; without their ticks they are not online
+            self.present[b.start : b.start + b.n] = False
+            self.diagnostics.append(Diagnostic("store core_blocks",
+                                               f"block {b.rowid} skipped: {exc}"))
+            return np.zeros((NF, len(b.cpus), b.n), self.dtype)
+        return m.fields if b.keep is None else m.fields[:, :, b.keep]
 
 
 def _valid_times(t: np.ndarray, iv: np.ndarray) -> np.ndarray:
     return (np.isfinite(t) & (t > 0) & (t < MAX_T) & np.isfinite(iv) & (iv > 0)
             & (iv <= MAX_INTERVAL_S))
+
+
+_ALL = None  # add_zoned: every sample of the block
 
 
 def read_matrix(store: Store, t0: float, t1: float) -> CoreMatrix:
@@ -367,21 +556,37 @@ def read_matrix(store: Store, t0: float, t1: float) -> CoreMatrix:
     out = _MatrixBuilder(int(nblk) + int(nrow))
     with store.lock:
         cur = store.conn.execute(
-            "SELECT rowid, payload FROM core_blocks WHERE t1 >= ? AND t0 <= ? ORDER BY t1",
-            (t0, t1))
-        for rowid, payload in cur:  # one block in memory at a time
-            try:
-                m = decode_arrays(payload)
-            except SeriesFormatError as exc:
-                diags.append(Diagnostic("store core_blocks", f"block {rowid} skipped: {exc}"))
-                continue
-            keep = _valid_times(m.t, m.interval_s)
+            "SELECT rowid, t0, t1, payload, zone FROM core_blocks WHERE t1 >= ? AND t0 <= ? "
+            "ORDER BY t1", (t0, t1))
+        for rowid, b0, b1, payload, zone_blob in cur:  # compressed: decoded when read
+            zone = decode_zone(zone_blob)
+            if zone is not None:
+                m_t, m_iv = zone.head.t, zone.head.interval_s
+                # the usual block: well inside the window, every time usable (the stored
+                # times are the columns' to within half a millisecond)
+                if t0 <= b0 - 0.001 and b1 + 0.001 <= t1 and b0 > 1.0 and b1 < MAX_T - 1 \
+                        and m_iv.min() > 0 and m_iv.max() <= MAX_INTERVAL_S:
+                    out.add_zoned(zone, _ALL, payload, rowid)
+                    continue
+            else:  # stored without a zone map (an older store): decoded now, in full
+                try:
+                    m = decode_arrays(payload)
+                except SeriesFormatError as exc:
+                    diags.append(Diagnostic("store core_blocks",
+                                            f"block {rowid} skipped: {exc}"))
+                    continue
+                m_t, m_iv = m.t, m.interval_s
+            keep = _valid_times(m_t, m_iv)
             if not keep.all():
                 diags.append(Diagnostic("store core_blocks", f"block {rowid}: "
                                         f"{int((~keep).sum())} samples with unusable times "
                                         "skipped"))
-            keep &= (m.t >= t0) & (m.t <= t1)
-            out.add(m if keep.all() else m.rows(keep))
+            keep &= (m_t >= t0) & (m_t <= t1)
+            if zone is not None:
+                # a block's bounds hold for any subset of its samples
+                out.add_zoned(zone, keep, payload, rowid)
+            else:
+                out.add(m if keep.all() else m.rows(keep))
         rows = store.conn.execute(
             "SELECT t, interval_s, payload FROM core_recent WHERE t BETWEEN ? AND ? ORDER BY t",
             (t0, t1)).fetchall()

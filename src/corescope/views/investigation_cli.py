@@ -8,8 +8,6 @@ from collections.abc import Collection
 import click
 
 from corescope.evidence.base import Evidence
-from corescope.evidence.live import LiveEvidence
-from corescope.evidence.merged import MergedEvidence
 from corescope.evidence.store import StoreEvidence
 from corescope.investigate import Investigation, investigate
 from corescope.investigate.build import ALL_PARTS, Options
@@ -60,6 +58,10 @@ def node_evidence(obj: CliContext, *, sample_seconds: float = 0.0, kernel_ring: 
     store describes another machine, and a window that ends in the past (`now` False) is
     not about the node as it is today: then the live node is left out. Returns the evidence
     and the store's own status line."""
+    # the live node's readers load only for the commands that look at it
+    from corescope.evidence.live import LiveEvidence
+    from corescope.evidence.merged import MergedEvidence
+
     store_status: SensorStatus
     store: Store | None = None
     try:
