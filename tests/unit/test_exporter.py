@@ -1,10 +1,13 @@
-"""`record --listen`: the real prometheus-client server, scraped over HTTP, checked by the
-real `promtool check metrics`; and a plain `record` that never imports prometheus-client."""
+"""`record --listen`: our exposition scraped over HTTP, checked by the real `promtool check
+metrics` and byte for byte against prometheus-client's own renderers; the small HTTP server's
+keep-alive and errors; and a plain `record` that never loads any of it."""
 
 from __future__ import annotations
 
+import http.client
 import re
 import shutil
+import socket
 import subprocess
 import sys
 import time
@@ -39,10 +42,10 @@ def _fed_live() -> LiveMetrics:
     live.census(MemcgCensus(1e9, "v2", "v2", 700, 40, 660, "test", uptime_s=3600))
     live.events([KernelEvent(1e9, "nic_reset", "x", fields={"iface": "eth0"})])
     live.sensor_health = lambda: {"cores": True, "profile": False}
-    live.info["node_info"] = {"node": "n1", "kernel": "6.18", "cgroup_layout": "v2"}
-    live.info["inventory"] = {"units": {"restarting": ["ecs.service"]},
-                              "nics": [{"iface": "eth0", "driver": "ena", "version": "2.8"}],
-                              "irq": {"policy": "irqbalance"}}
+    live.set_info("node_info", {"node": "n1", "kernel": "6.18", "cgroup_layout": "v2"})
+    live.set_info("inventory", {"units": {"restarting": ["ecs.service"]},
+                                "nics": [{"iface": "eth0", "driver": "ena", "version": "2.8"}],
+                                "irq": {"policy": "irqbalance"}})
     return live
 
 
@@ -86,18 +89,22 @@ def test_parse_listen() -> None:
             parse_listen(bad)
 
 
-def test_plain_record_never_imports_prometheus_client(tmp_path) -> None:
+def test_plain_record_never_loads_the_exporter(tmp_path) -> None:
+    """A plain `record` loads none of the metrics code; `--listen` loads ours and still not
+    prometheus-client (a test-only reference now)."""
     code = ("import sys\nfrom corescope.views.cli import main\n"
             "try:\n    main(sys.argv[1:])\nexcept SystemExit:\n    pass\n"
-            "print('LOADED' if 'prometheus_client' in sys.modules else 'CLEAN')")
+            "print('EXPORTER' if 'corescope.metrics.exporter' in sys.modules else 'CLEAN',\n"
+            "      'PROMCLIENT' if 'prometheus_client' in sys.modules else 'NOCLIENT')")
     args = ["record", "--store", str(tmp_path / "s"), "--duration", "1s", "--no-profile",
             "--no-census", "--no-kmsg", "--no-netdev"]
     plain = subprocess.run([sys.executable, "-c", code, *args], capture_output=True,
                            text=True, timeout=60, env=cli_env())
-    assert plain.stdout.strip().endswith("CLEAN"), plain.stdout + plain.stderr
+    assert plain.stdout.strip().endswith("CLEAN NOCLIENT"), plain.stdout + plain.stderr
     listening = subprocess.run([sys.executable, "-c", code, *args, "--listen", "127.0.0.1:0"],
                                capture_output=True, text=True, timeout=60, env=cli_env())
-    assert listening.stdout.strip().endswith("LOADED"), listening.stdout + listening.stderr
+    assert listening.stdout.strip().endswith("EXPORTER NOCLIENT"), (listening.stdout
+                                                                    + listening.stderr)
 
 
 def test_record_listen_serves_and_warns_off_loopback(tmp_path) -> None:
@@ -117,3 +124,138 @@ def test_record_listen_serves_and_warns_off_loopback(tmp_path) -> None:
     finally:
         proc.wait(timeout=30)
     assert proc.returncode == 0
+
+
+PROMETHEUS_ACCEPT = ("application/openmetrics-text;version=1.0.0,application/openmetrics-text;"
+                     "version=0.0.1;q=0.75,text/plain;version=0.0.4;q=0.5,*/*;q=0.1")
+
+
+def _rich_live() -> LiveMetrics:
+    """Every family, big numbers (Go's exponent form), and label values needing escapes."""
+    from corescope.model.cgroups import RestartRecord, StatReadCost
+
+    live = _fed_live()
+    live.census(MemcgCensus(1e9 + 5, "v2", "v2", 30_000, 40, 29_960, "test", uptime_s=600))
+    live.stat_costs([StatReadCost(1e9, "memory.stat", 0.0144, 0.02, 3),
+                     StatReadCost(1e9, "memory.numa_stat", 12.5, 13.0, 3)])
+    live.restarts([RestartRecord(1e9, "systemd-unit", 'we"ird\\unit\nx', 3_000_000)])
+    live.set_info("diagnosis", {"zombie_memcg_leak": 1.0, "undetermined": 0.0})
+    return live
+
+
+def test_exposition_is_prometheus_clients_byte_for_byte() -> None:
+    """prometheus-client parses our OpenMetrics and renders the same families again, in both
+    formats: its bytes must be ours (names, labels, HELP/TYPE lines, value formatting)."""
+    from prometheus_client.exposition import generate_latest
+    from prometheus_client.openmetrics.exposition import generate_latest as om_latest
+    from prometheus_client.openmetrics.parser import (
+        text_string_to_metric_families as om_families,
+    )
+
+    exp = exporter.Exposition(_rich_live())
+    om_type, om = exp(PROMETHEUS_ACCEPT)
+    text_type, text = exp("")
+    assert om_type.startswith("application/openmetrics-text; version=1.0.0")
+    assert text_type.startswith("text/plain; version=0.0.4")
+    fams = list(om_families(om.decode()))
+    assert {"corescope_unit_restarts", "corescope_memcg_dying_threshold_projected_timestamp_"
+            "seconds", "corescope_stat_read_seconds", "corescope_diagnosis"} <= {
+                f.name for f in fams}
+
+    class Reference:
+        def collect(self):
+            return fams
+
+    assert om_latest(Reference()).decode() == om.decode()
+    assert generate_latest(Reference()).decode() == text.decode()
+    assert b"e+06" in text and b'unit="we\\"ird\\\\unit\\nx"' in text
+
+
+def test_format_follows_the_accept_header() -> None:
+    from corescope.metrics.exposition import wants_openmetrics
+
+    assert wants_openmetrics(PROMETHEUS_ACCEPT)
+    assert wants_openmetrics("application/openmetrics-text")
+    assert not wants_openmetrics("")
+    assert not wants_openmetrics("text/plain;version=0.0.4")
+    assert not wants_openmetrics("application/openmetrics-text;version=0.0.1")
+    assert not wants_openmetrics("text/plain;version=1.0.0,application/openmetrics-text")
+
+
+def test_unchanged_state_is_served_from_the_last_render() -> None:
+    now = [1e9 + 10.2]
+    live = LiveMetrics(window_s=60, clock=lambda: now[0])
+    idle = (1, 0, 1, 98, 0, 0, 0, 0, 0, 0)
+    live.cores(CoreSample(1e9 + 10, 1.0, PackedRows([0], np.array([idle]))))
+    exp = exporter.Exposition(live)
+    first = exp("")[1]
+    assert exp("")[1] is first  # nothing changed: the same bytes, not re-rendered
+    hot = (0, 0, 97, 0, 0, 1, 2, 0, 0, 0)
+    live.cores(CoreSample(1e9 + 11, 1.0, PackedRows([0], np.array([hot]))))
+    second = exp("")[1]
+    assert second is not first
+    # the per-CPU lines are rebuilt from the new arrays, the rest is unchanged
+    assert b'corescope_cpu_mode_ratio_max{cpu="0",mode="kernel"} 1.0\n' in second
+    assert b'corescope_cpu_mode_ratio_max{cpu="0",mode="kernel"} 0.01\n' in first
+    assert b'corescope_cpu_saturated_seconds_total{cpu="0",mode="sys"} 1.0' in second
+    assert b'corescope_hot_core_episodes_total{cpu="0"} 0.0' in second
+    now[0] += 1.0  # a new second: the trailing window may have aged, render again
+    assert exp("")[1] is not second
+    live.set_info("diagnosis", {"healthy": 1.0})
+    assert b'corescope_diagnosis{root_cause="healthy"} 1.0' in exp("")[1]
+
+
+def _raw(port: int, data: bytes) -> bytes:
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as s:
+        s.sendall(data)
+        out = b""
+        while chunk := s.recv(65536):
+            out += chunk
+    return out
+
+
+def test_http_keeps_alive_and_answers_garbage_with_errors() -> None:
+    server, thread = exporter.start(_fed_live(), "127.0.0.1", 0)
+    port = server.server_port
+    try:
+        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+        bodies = []
+        for _ in range(3):  # one connection, three scrapes (as Prometheus does)
+            conn.request("GET", "/metrics", headers={"Accept": PROMETHEUS_ACCEPT})
+            r = conn.getresponse()
+            assert r.status == 200 and r.getheader("Connection") is None
+            bodies.append(r.read())
+        assert bodies[0].endswith(b"# EOF\n") and len(set(bodies)) == 1
+        conn.request("HEAD", "/metrics")
+        r = conn.getresponse()
+        assert r.status == 200 and r.read() == b"" and int(r.getheader("Content-Length")) > 0
+        conn.request("GET", "/other")
+        r = conn.getresponse()
+        assert r.status == 404
+        r.read()
+        conn.close()
+        # two requests in one packet, the second closing: both answered, then closed
+        two = _raw(port, b"GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n"
+                         b"GET /metrics?x=1 HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+        assert two.count(b"HTTP/1.1 200 OK") == 2
+        assert b"HTTP/1.1 200 OK" in _raw(port, b"GET /metrics HTTP/1.0\r\n\r\n")
+        assert _raw(port, b"POST /metrics HTTP/1.1\r\nContent-Length: 2\r\n\r\nhi"
+                    ).startswith(b"HTTP/1.1 405")
+        assert _raw(port, b"\x00\xff garbage\r\n\r\n").startswith(b"HTTP/1.1 400")
+        assert _raw(port, b"GET /metrics HTTP/1.1\r\nno colon\r\n\r\n").startswith(
+            b"HTTP/1.1 400")
+        assert _raw(port, b"GET /metrics HTTP/1.1\r\nX: " + b"a" * 20000).startswith(
+            b"HTTP/1.1 431")
+        # more clients than the limit: the longest idle ones are closed, serving goes on
+        idle = [socket.create_connection(("127.0.0.1", port)) for _ in range(80)]
+        try:
+            assert _scrape(port).startswith("# HELP")
+        finally:
+            for s in idle:
+                s.close()
+        assert _scrape(port).startswith("# HELP")
+    finally:
+        server.shutdown()
+        server.server_close()
+    thread.join(10)
+    assert not thread.is_alive()

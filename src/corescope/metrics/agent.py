@@ -121,17 +121,17 @@ class FleetOutputs:
         from corescope.sources.inventory import collect
 
         inv = collect(self.root, self.runner)
-        self.live.info["inventory"] = inv.to_json()
-        self.live.info["node_info"] = {
+        self.live.set_info("inventory", inv.to_json())
+        self.live.set_info("node_info", {
             "node": node_name(self.root), "kernel": inv.kernel_release or "",
             "cgroup_layout": inv.cgroup_layout or "", "image": inv.image_id or "",
             "boot_image": inv.boot_image or "", "version": __version__,
-        }
+        })
 
     def _diagnosis(self) -> None:
         """What `corescope diagnose --last 1h` says about this store: 1 for the verdict's root
         cause, 0 for every other one (so a change of verdict is a change of series value)."""
-        self.live.info["diagnosis"] = diagnosis_gauge(self.store.directory, self.runner)
+        self.live.set_info("diagnosis", diagnosis_gauge(self.store.directory, self.runner))
 
     def close(self) -> None:
         self._stop.set()

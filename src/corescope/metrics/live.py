@@ -78,7 +78,7 @@ class Snapshot:
     restarts: dict[tuple[str, str], int]
     stat_costs: dict[str, float]
     sensors: dict[str, bool]
-    info: dict[str, Any] = field(default_factory=dict)
+    info: dict[str, Any] = field(default_factory=dict)  # LiveMetrics.info itself: read only
 
 
 class LiveMetrics(Tap):
@@ -93,6 +93,7 @@ class LiveMetrics(Tap):
         slots = math.ceil(window_s / self._step_s) + 2
         self._lock = threading.Lock()
         self._row: dict[int, int] = {}
+        self._order_cache: tuple[tuple[int, ...], np.ndarray] | None = None
         self._ring = np.full((0, len(MODES), slots), np.nan)
         self._t = np.full(slots, -np.inf)  # end time of each slot
         self._pos = 0
@@ -111,7 +112,10 @@ class LiveMetrics(Tap):
         self._restarts: dict[tuple[str, str], int] = {}
         self._stat: dict[str, float] = {}
         self.sensor_health: Callable[[], Mapping[str, bool]] = dict
-        self.info: dict[str, Any] = {}
+        self.info: dict[str, Any] = {}  # replaced, never changed in place: set_info
+        # bumped on every change a scrape would show, so the exporter can serve its last
+        # render while nothing changed (see state_key)
+        self._version = 0
 
     # --- fed on the sensors' threads -------------------------------------------------------
 
@@ -131,6 +135,7 @@ class LiveMetrics(Tap):
         self._acc, self._acc_s = None, 0.0
         with self._lock:
             self._push(ids, ratios, dt, sample.t)
+            self._version += 1
 
     def _rows_for(self, ids: tuple[int, ...]) -> np.ndarray:
         new = [c for c in ids if c not in self._row]
@@ -173,11 +178,13 @@ class LiveMetrics(Tap):
         with self._lock:
             self._census = census
             self._census_hist.append(census)
+            self._version += 1
 
     def stat_costs(self, costs: Sequence[StatReadCost]) -> None:
         with self._lock:
             for c in costs:
                 self._stat[c.file] = c.median_ms / 1000.0
+            self._version += 1
 
     def restarts(self, records: Sequence[RestartRecord]) -> None:
         with self._lock:
@@ -187,6 +194,7 @@ class LiveMetrics(Tap):
                     # systemd's NRestarts and a container's attempt count only grow; keep
                     # the highest seen so the counter never goes backwards on a bad read
                     self._restarts[key] = max(self._restarts.get(key, 0), r.restarts)
+            self._version += 1
 
     def events(self, events: Sequence[KernelEvent]) -> None:
         with self._lock:
@@ -194,38 +202,55 @@ class LiveMetrics(Tap):
                 iface = e.fields.get("iface") if isinstance(e.fields, dict) else None
                 key = (e.kind, str(iface) if iface else "")
                 self._events[key] = self._events.get(key, 0) + 1
+            self._version += 1
+
+    def set_info(self, key: str, value: Any) -> None:
+        """node_info, inventory, diagnosis: refreshed on the slow thread."""
+        with self._lock:
+            self.info = {**self.info, key: value}
+            self._version += 1
 
     # --- read on the exporter's thread -----------------------------------------------------
 
+    def state_key(self) -> tuple[Any, ...]:
+        """Equal keys, equal snapshots: the same updates seen, the same sensor health, info
+        and second (the trailing window ages out on the clock, a second at a time)."""
+        return (self._version, tuple(sorted(self.sensor_health().items())),
+                math.floor(self._clock() / self._step_s))
+
     def snapshot(self) -> Snapshot:
         now = self._clock()
+        # the window is judged on the samples' own wall times, so a stalled recorder ages out
+        since = now - self.window_s - self._step_s
         with self._lock:
-            cpus = tuple(sorted(self._row))
-            order = np.fromiter((self._row[c] for c in cpus), dtype=np.intp, count=len(cpus))
-            ring = self._ring[order].copy()
-            times = self._t.copy()
-            sat = self._sat[order].copy()
-            episodes = self._episodes[order].copy()
+            cpus, order = self._order()
+            live = self._t > since
+            # fmax ignores NaN (a CPU absent that second) unless all are NaN; one ufunc call,
+            # as a scrape a second finds numpy's Python-level nan* wrappers cold every time
+            ratio_max = (np.fmax.reduce(self._ring[order][:, :, live], axis=2) if live.any()
+                         else np.full((len(cpus), len(MODES)), np.nan))
+            sat = self._sat[order]
+            episodes = self._episodes[order]
             census = self._census
             hist = list(self._census_hist)
             events = dict(self._events)
             restarts = dict(self._restarts)
             stat = dict(self._stat)
-        # the window is judged on the samples' own wall times, so a stalled recorder ages out
-        live = times > now - self.window_s - self._step_s
-        if cpus and live.any():
-            with np.errstate(all="ignore"):
-                window = ring[:, :, live]
-                ratio_max = np.where(np.isnan(window).all(axis=2), np.nan,
-                                     np.nanmax(np.nan_to_num(window, nan=-1.0), axis=2))
-        else:
-            ratio_max = np.full((len(cpus), len(MODES)), np.nan)
         per_hour, limit, crossing = self._growth(census, hist)
         return Snapshot(now=now, cpus=cpus, ratio_max=ratio_max, saturated_s=sat,
                         episodes=episodes, census=census, growth_per_hour=per_hour,
                         dying_limit=limit, projected_crossing=crossing, events=events,
                         restarts=restarts, stat_costs=stat,
-                        sensors=dict(self.sensor_health()), info=dict(self.info))
+                        sensors=dict(self.sensor_health()), info=self.info)
+
+    def _order(self) -> tuple[tuple[int, ...], np.ndarray]:
+        """CPUs in order, and their rows (fancy indexing copies: the arrays handed out are
+        the scrape's own)."""
+        if self._order_cache is None or len(self._order_cache[0]) != len(self._row):
+            cpus = tuple(sorted(self._row))
+            self._order_cache = (cpus, np.fromiter((self._row[c] for c in cpus),
+                                                   dtype=np.intp, count=len(cpus)))
+        return self._order_cache
 
     def _growth(self, census: MemcgCensus | None, hist: list[MemcgCensus]
                 ) -> tuple[float | None, int | None, float | None]:

@@ -117,7 +117,7 @@ def record(obj: CliContext, interval: float, retain: float, max_bytes: int,
     fleet = None
     taps: list[Tap] = []
     if listen_at is not None or pyroscope_url:
-        # only now: a recorder without these options never loads prometheus-client
+        # only now: a recorder without these options never loads the exporter
         from corescope.metrics.agent import FleetOutputs
 
         fleet = FleetOutputs(obj.root, obj.runner, store, metrics_max_window, interval,
