@@ -69,6 +69,7 @@ def test_diagnose_names_the_generated_root_cause(tmp_path: Path, kind: str, seed
     v = d["verdict"]
     assert v["root_cause"] == want["root_cause"], (v, [
         (h["name"], h["verdict"], h["score"], h["summary"]) for h in d["hypotheses"]])
+    _check_net_rx(d, kind)
     for wrong in want.get("must_not", []):
         assert v["root_cause"] != wrong
     if want["root_cause"] in ("healthy",):
@@ -114,3 +115,34 @@ def test_look_alikes_accuse_nothing_they_should_not(tmp_path: Path) -> None:
         if kind == "hypervisor_steal":
             # the stalls follow steal on the serving core: not the device's fault
             assert "hardware_fault" not in supported, supported
+
+
+def _check_net_rx(d: dict[str, Any], kind: str) -> None:
+    """Every scenario saves a /proc/softirqs loop: the storm's hot core shows NET_RX raised
+    (a fact with its unit and source); no look-alike's saturated core does."""
+    raised = {h["name"]: h["evidence"]["net_rx_raised"] for h in d["hypotheses"]
+              if "net_rx_raised" in h["evidence"]}
+    if kind != "softirq_storm":
+        assert not any(f["value"] for f in raised.values()), raised
+        return
+    h = next(h for h in d["hypotheses"] if h["name"] == "irq_softirq_saturation")
+    ev = h["evidence"]
+    assert ev["net_rx_raised"]["value"] is True, ev
+    rate, before = ev["net_rx_per_s_on_hot_cpu"], ev["net_rx_per_s_hot_cpu_before"]
+    assert rate["unit"] == before["unit"] == "NET_RX softirqs/s"
+    assert rate["source"].startswith("/proc/softirqs, cpu")
+    assert rate["value"] >= 3 * before["value"] > 0
+    assert "not measured" not in h["summary"]
+
+
+def test_softirq_storm_without_softirqs_says_net_rx_not_measured(tmp_path: Path) -> None:
+    """The same storm with its /proc/softirqs loop left out: still the storm (irq share,
+    queue map, stacks, stall lines), with the NET_RX rate named as not measured."""
+    scen, want = generate(tmp_path, "softirq_storm", 2, 16)
+    (scen / "softirqs.log").unlink()
+    d = run_cli_json("diagnose", str(scen), "--json", timeout=600)
+    assert d["verdict"]["root_cause"] == want["root_cause"]
+    h = next(h for h in d["hypotheses"] if h["name"] == "irq_softirq_saturation")
+    assert not any(k.startswith("net_rx_per_s") or k == "net_rx_raised" for k in h["evidence"])
+    assert "NET_RX rate was not measured" in h["summary"]
+    assert "not measured here" in h["would_change"]

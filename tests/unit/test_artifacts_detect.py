@@ -32,6 +32,7 @@ EXPECTED = {
     "procstat_loop_iso.txt": "proc_stat",
     "census_loop.txt": "census_loop",
     "interrupts_loop.txt": "proc_interrupts",
+    "softirqs_loop.txt": "softirqs_loop",
     "dmesg.txt": "kernel_log",
     "dmesg_r.txt": "kernel_log",
     "dmesg_x.txt": "kernel_log",

@@ -18,6 +18,7 @@ SAMPLES = {
     "mpstat_text": ART / "mpstat_12h.txt",
     "proc_stat": ART / "procstat_loop_date.txt",
     "proc_interrupts": ART / "interrupts_loop.txt",
+    "softirqs_loop": ART / "softirqs_loop.txt",
     "census_loop": ART / "census_loop.txt",
     "proc_cgroups": ART / "census_loop.txt",
     "kernel_log": ART / "dmesg_x.txt",

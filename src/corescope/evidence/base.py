@@ -1,9 +1,10 @@
 """The Evidence protocol: what an investigation may ask of a source of evidence.
 
 Each implementation answers the same questions (what is covered and when, core samples in a
-window, kernel events, stacks, censuses, the interrupt map at a time, restart records, and
-sensor statuses with their reasons) from one place: the store, the live node, saved
-artifacts, or a merge. Answers are model records; nothing here formats or prints.
+window, kernel events, stacks, censuses, the interrupt map at a time, NET_RX/NET_TX softirqs
+per CPU, restart records, and sensor statuses with their reasons) from one place: the store,
+the live node, saved artifacts, or a merge. Answers are model records; nothing here formats
+or prints.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ if TYPE_CHECKING:
     )
     from corescope.model.common import Diagnostic, SensorStatus
     from corescope.model.cores import CoreSample
-    from corescope.model.events import KernelEvent, QueueIrq
+    from corescope.model.events import KernelEvent, QueueIrq, SoftirqSample
     from corescope.model.profiles import StackSample
 
 
@@ -129,6 +130,10 @@ class Evidence(Protocol):
     def cgroup_state(self, t: float) -> CgroupState | None: ...
 
     def irq_map_at(self, t: float) -> list[QueueIrq]: ...
+
+    def softirqs(self, t0: float, t1: float) -> list[SoftirqSample]:
+        """Per-CPU NET_RX/NET_TX counts ending in [t0, t1]; empty: not measured then."""
+        ...
 
     def restarts(self, t0: float, t1: float) -> RestartEvidence: ...
 

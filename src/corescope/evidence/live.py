@@ -21,7 +21,7 @@ from corescope.investigate.model import PressureSummary
 from corescope.model.cgroups import ChurnCount, MemcgCensus, StatReadCost
 from corescope.model.common import Diagnostic, SensorStatus
 from corescope.model.cores import CoreSample
-from corescope.model.events import KernelEvent, QueueIrq
+from corescope.model.events import KernelEvent, QueueIrq, SoftirqSample
 from corescope.model.profiles import StackSample
 from corescope.rootfs import Root
 from corescope.runner import Runner
@@ -44,6 +44,7 @@ class LiveEvidence:
         self.restart_ev = RestartEvidence()
         self._statuses: list[SensorStatus] = []
         self._irq_map: list[QueueIrq] | None = None
+        self.softirq_rows: list[SoftirqSample] = []
         self.sampled: tuple[float, float] | None = None
 
     # --- reading the node, once -------------------------------------------------------------
@@ -53,12 +54,34 @@ class LiveEvidence:
         from corescope.sources.sampling import sample_cores
 
         start = time.time()
+        soft0 = self._read_softirqs()
+        m0 = time.monotonic()
         self.samples = sample_cores(self.root, seconds)
+        soft1 = self._read_softirqs()
+        m1 = time.monotonic()
         end = time.time()
         if self.samples and has_frames(self.root):  # a replay runs on its own clock
             start = self.samples[0].t - self.samples[0].interval_s
             end = self.samples[-1].t
         self.sampled = (start, end)
+        if soft0 is not None and soft1 is not None and m1 > m0:
+            from corescope.sources.interrupts import softirq_delta
+
+            d = softirq_delta(soft0, soft1)
+            self.softirq_rows = [SoftirqSample(end, m1 - m0, d.get("NET_RX", {}),
+                                               d.get("NET_TX", {}))]
+
+    def _read_softirqs(self) -> dict[str, dict[int, int]] | None:
+        """/proc/softirqs of the running kernel (a captured tree's copy never moves)."""
+        if not self.root.is_live:
+            return None
+        from corescope.sources.interrupts import parse_softirqs
+
+        try:
+            soft, _ = parse_softirqs(self.root.read_text("/proc/softirqs"))
+        except OSError:
+            return None
+        return soft or None
 
     def read_kernel_ring(self) -> None:
         from corescope.sources.kmsg import KmsgReader, anchor_clock, open_kmsg
@@ -204,6 +227,9 @@ class LiveEvidence:
             except OSError:
                 self._irq_map = []
         return self._irq_map
+
+    def softirqs(self, t0: float, t1: float) -> list[SoftirqSample]:
+        return [s for s in self.softirq_rows if t0 <= s.t <= t1]
 
     def restarts(self, t0: float, t1: float) -> RestartEvidence:
         return self.restart_ev

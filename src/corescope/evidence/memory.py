@@ -15,7 +15,7 @@ if TYPE_CHECKING:  # annotations only: `events --file` holds only kernel events
     from corescope.model.cgroups import ChurnCount, MemcgCensus, StatReadCost
     from corescope.model.common import Diagnostic, SensorStatus
     from corescope.model.cores import CoreSample
-    from corescope.model.events import KernelEvent, QueueIrq
+    from corescope.model.events import KernelEvent, QueueIrq, SoftirqSample
     from corescope.model.profiles import StackSample
 
 
@@ -31,6 +31,7 @@ class MemoryEvidence:
     census_rows: list[MemcgCensus] = field(default_factory=list)
     churn_rows: list[ChurnCount] = field(default_factory=list)
     irq_maps: list[tuple[float, list[QueueIrq]]] = field(default_factory=list)
+    softirq_rows: list[SoftirqSample] = field(default_factory=list)
     restart_ev: RestartEvidence = field(default_factory=RestartEvidence)
     stack_rows: list[tuple[StackSample, float]] = field(default_factory=list)
     sensor_statuses: list[SensorStatus] = field(default_factory=list)
@@ -88,6 +89,9 @@ class MemoryEvidence:
         maps = sorted(self.irq_maps, key=lambda m: m[0])
         i = bisect.bisect_right([m[0] for m in maps], t)
         return list(maps[i - 1][1] if i else maps[0][1])
+
+    def softirqs(self, t0: float, t1: float) -> list[SoftirqSample]:
+        return [s for s in self.softirq_rows if t0 <= s.t <= t1]
 
     def restarts(self, t0: float, t1: float) -> RestartEvidence:
         return RestartEvidence(

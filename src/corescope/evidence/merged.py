@@ -11,7 +11,7 @@ from corescope.investigate.model import PressureSummary
 from corescope.model.cgroups import ChurnCount, MemcgCensus, StatReadCost
 from corescope.model.common import Diagnostic, SensorStatus
 from corescope.model.cores import CoreSample
-from corescope.model.events import KernelEvent, QueueIrq
+from corescope.model.events import KernelEvent, QueueIrq, SoftirqSample
 from corescope.model.profiles import StackSample
 
 
@@ -78,6 +78,11 @@ class MergedEvidence:
 
     def irq_map_at(self, t: float) -> list[QueueIrq]:
         return self.stored.irq_map_at(t) or self.live.irq_map_at(t)
+
+    def softirqs(self, t0: float, t1: float) -> list[SoftirqSample]:
+        stored = self.stored.softirqs(t0, t1)
+        live = [s for s in self.live.softirqs(t0, t1) if not stored or s.t > stored[-1].t]
+        return stored + live
 
     def restarts(self, t0: float, t1: float) -> RestartEvidence:
         a, b = self.stored.restarts(t0, t1), self.live.restarts(t0, t1)

@@ -21,7 +21,7 @@ from corescope.model.cgroups import (
 )
 from corescope.model.common import Diagnostic, SensorStatus
 from corescope.model.cores import CoreSample
-from corescope.model.events import KernelEvent, QueueIrq
+from corescope.model.events import KernelEvent, QueueIrq, SoftirqSample
 from corescope.model.profiles import StackSample
 from corescope.runner import Runner
 from corescope.store import census as census_store
@@ -95,6 +95,10 @@ class StoreEvidence:
 
     def irq_map_at(self, t: float) -> list[QueueIrq]:
         return store_events.irq_map_at(self.store, t)
+
+    def softirqs(self, t0: float, t1: float) -> list[SoftirqSample]:
+        return [SoftirqSample(t, itv, rx, tx)
+                for t, itv, rx, tx in store_events.read_softirqs(self.store, t0, t1)]
 
     # --- cgroups and restarts -------------------------------------------------------------
 

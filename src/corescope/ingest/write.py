@@ -38,6 +38,7 @@ EXTRA_WRITERS: dict[str, str] = {
     "psi_loop": "corescope.ingest.write_pressure:write",
     "schedstat_loop": "corescope.ingest.write_pressure:write",
     "vmstat_loop": "corescope.ingest.write_pressure:write",
+    "softirqs_loop": "corescope.ingest.write_softirqs:write",
     "perf_script": "corescope.ingest.perf_write:write_profile",
     "folded": "corescope.ingest.perf_write:write_profile",
 }

@@ -28,11 +28,16 @@ if TYPE_CHECKING:
     from corescope.model.cgroups import Thresholds
     from corescope.model.common import Diagnostic
     from corescope.model.cores import CoreSample, Episode
-    from corescope.model.events import KernelEvent
+    from corescope.model.events import KernelEvent, SoftirqSample
 
 # seconds of per-core record read before the window, for the 60 s view and for episodes
 # that were already running when the window opened
 CONTEXT_S = 60.0
+# NET_RX rates are read around irq/softirq-mode episodes only (a day of 5 s rows for 96 CPUs
+# is not worth decoding for the few minutes a hypothesis asks about): the episode, and this
+# much before it as the CPU's own baseline
+SOFTIRQ_BASELINE_S = 600.0
+SOFTIRQ_MAX_EPISODES = 20
 # the window before an incident whose stacks are summarised (the incident team's rewind)
 PROFILE_BEFORE_S = 120.0
 MAX_PROFILES = 6
@@ -120,6 +125,7 @@ def investigate(ev: Evidence, window: Window, options: Options | None = None,
     episode_profiles = episode_stacks(ev, episodes) \
         if "profiles" in parts and coverage.profiles is not None and not profiles else []
     pressure = ev.pressure(window.start, window.end)
+    softirqs = softirqs_near(ev, ctx_episodes)
     statuses = ev.statuses()
     statuses += derived_statuses(ev.name, statuses, window, samples, events, lost, zombies)
     inv = Investigation(
@@ -130,7 +136,7 @@ def investigate(ev: Evidence, window: Window, options: Options | None = None,
         restarts=restarts, profiles=profiles, findings=[], statuses=statuses,
         diagnostics=[*getattr(samples_ctx, "diagnostics", ()),  # stored rows it skipped
                      *(zombies.diagnostics if zombies else ())],
-        pressure=pressure, episode_profiles=episode_profiles,
+        pressure=pressure, episode_profiles=episode_profiles, softirqs=softirqs,
     )
     inv.findings = fnd.findings(inv, thresholds)
     if set(parts) >= ALL_PARTS:
@@ -139,6 +145,23 @@ def investigate(ev: Evidence, window: Window, options: Options | None = None,
         assert thresholds is not None  # set with the zombie part
         inv.diagnosis = diagnose(inv, thresholds)
     return inv
+
+
+def softirqs_near(ev: Evidence, episodes: Sequence[Episode]) -> list[SoftirqSample]:
+    """The softirq rows covering the longest irq/softirq-mode episodes and the baseline
+    before each, each row once, in time order."""
+    from corescope.investigate.hypotheses.common import SOFT_SHARE, soft_share
+
+    soft = sorted((e for e in episodes if soft_share(e) >= SOFT_SHARE),
+                  key=lambda e: -e.duration_s)[:SOFTIRQ_MAX_EPISODES]
+    spans = sorted((e.start - SOFTIRQ_BASELINE_S, e.end + 60.0) for e in soft)
+    merged: list[list[float]] = []
+    for a, b in spans:
+        if merged and a <= merged[-1][1]:
+            merged[-1][1] = max(merged[-1][1], b)
+        else:
+            merged.append([a, b])
+    return [row for a, b in merged for row in ev.softirqs(a, b)]
 
 
 def resolution(samples: Sequence[CoreSample], cpu: int, t: float, window_s: float

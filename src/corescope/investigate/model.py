@@ -16,7 +16,13 @@ if TYPE_CHECKING:
     from corescope.investigate.diagnosis import Diagnosis
     from corescope.model.common import Diagnostic, Finding, SensorStatus
     from corescope.model.cores import CoreSample, Episode
-    from corescope.model.events import CorrelationSummary, Incident, KernelEvent, QueueIrq
+    from corescope.model.events import (
+        CorrelationSummary,
+        Incident,
+        KernelEvent,
+        QueueIrq,
+        SoftirqSample,
+    )
 
 SCHEMA = 1
 
@@ -132,6 +138,9 @@ class Investigation:
     statuses: list[SensorStatus]
     diagnostics: list[Diagnostic] = field(default_factory=list)
     pressure: PressureSummary | None = None
+    # NET_RX/NET_TX per CPU around the irq/softirq-mode episodes, and the baseline before
+    # each (empty: none such episode, or not measured)
+    softirqs: list[SoftirqSample] = field(default_factory=list)
     diagnosis: Diagnosis | None = None
     # stacks of the longest kernel-time episodes when no incident had a hot core before it
     # (a log without times, or harm that has not reached the NIC yet): for the hypotheses

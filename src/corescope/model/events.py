@@ -101,6 +101,17 @@ class QueueIrq:
 
 
 @dataclass(frozen=True)
+class SoftirqSample:
+    """NET_RX and NET_TX softirqs run on each CPU in the `interval_s` ending at `t` (the
+    increase of /proc/softirqs' counters)."""
+
+    t: float
+    interval_s: float
+    net_rx: Mapping[int, int]
+    net_tx: Mapping[int, int]
+
+
+@dataclass(frozen=True)
 class PrecedingEpisode:
     cpu: int
     start: float

@@ -220,12 +220,20 @@ def parse_softirqs(text: str, source: str = "/proc/softirqs"
 
 def softirq_delta(prev: dict[str, dict[int, int]], cur: dict[str, dict[int, int]],
                   names: tuple[str, ...] = ("NET_RX", "NET_TX")) -> dict[str, dict[int, int]]:
-    """Per-CPU increases (negative → 0, as a CPU that went offline and back)."""
+    """Per-CPU increases. The kernel's counters are 32-bit: a fall of more than half the
+    range is a wrap (a busy NET_RX core wraps in days); any other fall counts 0 (a CPU that
+    went offline and back)."""
     out: dict[str, dict[int, int]] = {}
     for n in names:
         a, b = prev.get(n, {}), cur.get(n, {})
-        out[n] = {c: max(0, v - a[c]) for c, v in b.items() if c in a}
+        out[n] = {c: _increase(a[c], v) for c, v in b.items() if c in a}
     return out
+
+
+def _increase(a: int, b: int) -> int:
+    if b >= a:
+        return b - a
+    return b + 2**32 - a if a - b > 2**31 and a < 2**32 else 0
 
 
 def live_queue_map(root: Root, cur: Interrupts, prev: Interrupts | None,

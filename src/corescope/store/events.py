@@ -7,7 +7,7 @@ import json
 import time
 from collections.abc import Iterable, Sequence
 
-from corescope.model.events import KernelEvent, QueueIrq
+from corescope.model.events import KernelEvent, QueueIrq, SoftirqSample
 from corescope.store.db import Store
 
 DDL = """
@@ -223,6 +223,15 @@ def insert_softirqs(store: Store, t: float, interval_s: float, net_rx: dict[int,
     with store.write() as c:
         c.execute("INSERT INTO softirq_samples (time, interval_s, net_rx, net_tx) VALUES (?,?,?,?)",
                   (t, interval_s, json.dumps(net_rx), json.dumps(net_tx)))
+
+
+def insert_softirqs_many(store: Store, rows: Sequence[SoftirqSample]) -> None:
+    """Many readings in one transaction (an imported loop)."""
+    with store.write() as c:
+        c.executemany(
+            "INSERT INTO softirq_samples (time, interval_s, net_rx, net_tx) VALUES (?,?,?,?)",
+            [(r.t, r.interval_s, json.dumps(dict(r.net_rx)), json.dumps(dict(r.net_tx)))
+             for r in rows])
 
 
 def read_softirqs(store: Store, t0: float, t1: float

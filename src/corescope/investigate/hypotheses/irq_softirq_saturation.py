@@ -1,11 +1,13 @@
 """irq_softirq_saturation: a core saturated in irq + softirq time (a NET_RX storm), with the
 NIC queue IRQs concentrated on it. What separates it from starvation: the NIC's own stall
 line says NAPI ran recently (a short time since the last napi), and the stacks are
-ksoftirqd / net_rx_action / NAPI poll, not a process in system time."""
+ksoftirqd / net_rx_action / NAPI poll, not a process in system time. The per-CPU NET_RX rate
+(/proc/softirqs, kept by `record`'s netdev sensor) says whether the soft time is network
+receive work: on the saturated core it rises well above that core's own rate before."""
 
 from __future__ import annotations
 
-from corescope.investigate.diagnosis import NOT_MEASURED, RULED_OUT, SUPPORTED, Hypothesis
+from corescope.investigate.diagnosis import NOT_MEASURED, RULED_OUT, SUPPORTED, Fact, Hypothesis
 from corescope.investigate.hypotheses.common import (
     NET_RX,
     fact,
@@ -15,8 +17,16 @@ from corescope.investigate.hypotheses.common import (
 )
 from corescope.investigate.model import Investigation
 from corescope.model.cgroups import Thresholds
+from corescope.model.cores import Episode
+from corescope.model.events import SoftirqSample
 
 NAME = "irq_softirq_saturation"
+# NET_RX on the saturated core is "raised" at this many times its own rate before the episode
+# (or, with no rows before it, the other CPUs' median), and at least this many per second
+NET_RX_RAISED = 3.0
+NET_RX_MIN_PER_S = 50.0
+NOT_RECORDED = ("the per-CPU NET_RX rate was not measured (no /proc/softirqs readings for that "
+                "time: record's netdev sensor off, or artifacts without a softirqs loop)")
 
 
 def evaluate(inv: Investigation, thr: Thresholds) -> Hypothesis:
@@ -61,14 +71,76 @@ def evaluate(inv: Investigation, thr: Thresholds) -> Hypothesis:
             napi_recent += 1
     if napi_recent:
         ev["stall_lines_with_recent_napi"] = fact(napi_recent, "events", "NIC stall line")
+    rx = net_rx_facts(inv.softirqs, cpu, [e for e in soft_eps if e.cpu == cpu], soft_eps)
+    ev.update(rx)
+    raised = "net_rx_raised" in rx and rx["net_rx_raised"].value is True
     net_share = net / total if total else 0.0
     score = round(min(1.0, 0.4 + 0.2 * (len(hot) > 0) + 0.2 * concentration
-                      + 0.2 * net_share + 0.1 * (napi_recent > 0)), 4)
+                      + 0.2 * net_share + 0.1 * (napi_recent > 0) + 0.1 * raised), 4)
+    if not rx:
+        rx_note = f"; {NOT_RECORDED}"
+        would = (f"cpu{cpu}'s kernel time in system mode (a process), its stacks outside "
+                 f"NET_RX, or (not measured here) its NET_RX rate no higher than before")
+    else:
+        rx_note = "" if raised else f"; NET_RX on cpu{cpu} not raised: other soft/hard irq work"
+        would = (f"cpu{cpu}'s kernel time in system mode (a process), its stacks outside "
+                 f"NET_RX, or its NET_RX rate back at its level before the episode")
     return Hypothesis(
-        NAME, SUPPORTED, score, ev,
-        f"cpu{cpu}'s kernel time in system mode (a process), or its stacks outside NET_RX",
+        NAME, SUPPORTED, score, ev, would,
         f"cpu{cpu} saturated in irq/softirq time"
-        + (f" before {len(hot)} NIC incidents" if hot else ""),
+        + (f" before {len(hot)} NIC incidents" if hot else "")
+        + (f", NET_RX {rx['net_rx_per_s_on_hot_cpu'].value:.0f}/s on it" if raised else "")
+        + rx_note,
         culprit=next((q.iface for v in inv.incidents for q in v.interrupt_map
                       if cpu in q.cpus and q.iface), None),
         hot_cpu=cpu)
+
+
+def _per_s(r: SoftirqSample, cpu: int) -> float | None:
+    n = r.net_rx.get(cpu)
+    return n / r.interval_s if n is not None and r.interval_s > 0 else None
+
+
+def _overlaps(r: SoftirqSample, e: Episode) -> bool:
+    return r.t - r.interval_s < e.end and r.t > e.start
+
+
+def _median(xs: list[float]) -> float | None:
+    xs = sorted(xs)
+    return xs[len(xs) // 2] if xs else None
+
+
+def net_rx_facts(rows: list[SoftirqSample], cpu: int, eps: list[Episode],
+                 all_soft: list[Episode]) -> dict[str, Fact]:
+    """NET_RX per second on `cpu`: its highest reading during its soft episodes (a reading
+    covers a few seconds: the one most inside an episode says the most), its median reading
+    before them (outside any soft episode), and the other CPUs' median in that same reading;
+    `net_rx_raised` when the first stands out. Empty: not measured."""
+    during = [(x, r) for r in rows if any(_overlaps(r, e) for e in eps)
+              for x in [_per_s(r, cpu)] if x is not None]
+    if not during:
+        return {}
+    rate, peak = max(during, key=lambda d: d[0])
+    first = min(e.start for e in eps)
+    base = _median([x for r in rows if r.t <= first
+                    and not any(_overlaps(r, e) for e in all_soft)
+                    for x in [_per_s(r, cpu)] if x is not None])
+    other = _median([x for c in peak.net_rx if c != cpu
+                     for x in [_per_s(peak, c)] if x is not None])
+    src = "/proc/softirqs"
+    out = {"net_rx_per_s_on_hot_cpu": fact(
+        rate, "NET_RX softirqs/s", f"{src}, cpu{cpu}, highest reading in its irq/softirq "
+        "episodes")}
+    if base is not None:
+        out["net_rx_per_s_hot_cpu_before"] = fact(
+            base, "NET_RX softirqs/s", f"{src}, cpu{cpu}, median reading before the episodes")
+    if other is not None:
+        out["net_rx_per_s_other_cpus"] = fact(
+            other, "NET_RX softirqs/s", f"{src}, median of the other CPUs, same reading")
+    ref = base if base is not None else other
+    raised = rate >= NET_RX_MIN_PER_S and (ref is None or rate >= NET_RX_RAISED * ref)
+    out["net_rx_raised"] = fact(raised, f"rate >= {NET_RX_RAISED:g}x "
+                                + ("its own before" if base is not None else
+                                   "the other CPUs" if other is not None else "nothing to "
+                                   "compare with"), src)
+    return out

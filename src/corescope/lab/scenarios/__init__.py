@@ -1,6 +1,7 @@
 """A public corpus of incident hours: deterministic scenario directories in the formats real
 tools write (mpstat JSON, dmesg, perf script chunks, the census loop log, /proc snapshots,
-systemctl show, crictl ps, pressure loops), each with its ground truth in `expected.json`.
+systemctl show, crictl ps, pressure and /proc/softirqs loops), each with its ground truth in
+`expected.json`.
 
 Standard library only, so tests generate what they need at test time and nothing large is
 committed. `generate(kind, out_dir, cpus=96, seed=1)` writes one hour; the same arguments
@@ -14,7 +15,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from corescope.lab.scenarios import census, dmesg, perf, pressure, system
+from corescope.lab.scenarios import census, dmesg, perf, pressure, softirqs, system
 from corescope.lab.scenarios.load import Load, Totals
 from corescope.lab.scenarios.mpstat import MpstatWriter
 from corescope.lab.scenarios.plan import KINDS, ROOT_CAUSE, Plan, make_plan
@@ -56,6 +57,7 @@ def generate(kind: str, out_dir: str | Path, cpus: int = 96, seed: int = 1,
     files += census.write(plan, d)
     files += system.write(plan, d, totals)
     files += pressure.write(plan, d, totals)
+    files += softirqs.write(plan, d)
     exp = expected(plan)
     exp["files"] = sorted(str(f.relative_to(d)) for f in files)
     (d / "expected.json").write_text(json.dumps(exp, indent=1, sort_keys=True) + "\n")

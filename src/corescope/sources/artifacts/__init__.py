@@ -10,6 +10,7 @@ Kinds (`KIND_MODULES`, in detection order; the first module whose `sniff` claims
 | `sysstat` | `mpstat_json` (sysstat 11 and 12), `sadf_json`, `sadf_csv`, `mpstat_text` |
 | `procstat_loop` | `proc_stat` (one `/proc/stat` or a `date; cat /proc/stat` loop) |
 | `interrupts_loop` | `proc_interrupts` (one `/proc/interrupts` or a dated loop) |
+| `softirqs_loop` | `softirqs_loop` (a `date; cat /proc/softirqs` loop: NET_RX/NET_TX per CPU) |
 | `census_loop` | `census_loop`, `proc_cgroups` |
 | `units` | `systemctl_show`, `journal_json`, `crictl_json`, `docker_ps`, `docker_inspect` |
 | `perf_profiles` | `perf_script`, `folded`: into the profile ring (`ingest.perf_write`) |
@@ -52,6 +53,7 @@ KIND_MODULES: tuple[str, ...] = (
     "corescope.sources.artifacts.pressure_loops",
     "corescope.sources.artifacts.sysstat",
     "corescope.sources.artifacts.census_loop",
+    "corescope.sources.artifacts.softirqs_loop",
     "corescope.sources.artifacts.interrupts_loop",
     "corescope.sources.artifacts.procstat_loop",
     "corescope.sources.artifacts.units",
