@@ -30,7 +30,8 @@ NO_NIC_EVENTS = frozenset({"healthy_bursty", "zombie_no_harm", "cpu_contention",
 
 # evidence a user may not have saved: the perf chunks, the census loop, the interrupts
 # snapshot, the pressure loops, systemctl/crictl, and the kernel log's timestamps (`dmesg -t`)
-OMITTABLE = frozenset({"perf", "census", "interrupts", "pressure", "restarts", "dmesg_time"})
+OMITTABLE = frozenset({"perf", "census", "interrupts", "pressure", "restarts", "dmesg_time",
+                       "softirqs"})
 # second stories: noisy neighbour cores in system time, a small leak under the threshold, a
 # large dying count that no longer grows, a coincidental hot core (not serving the NIC),
 # CPU contention (run-queue wait and CPU PSI)

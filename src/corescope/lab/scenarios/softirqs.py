@@ -71,4 +71,6 @@ def softirqs_log(p: Plan) -> str:
 
 
 def write(p: Plan, directory: Path) -> list[Path]:
+    if "softirqs" in p.omit:
+        return []
     return [write_text(directory / "softirqs.log", softirqs_log(p), mtime=p.end)]
