@@ -150,6 +150,8 @@ def investigate(ev: Evidence, window: Window, options: Options | None = None,
 def softirqs_near(ev: Evidence, episodes: Sequence[Episode]) -> list[SoftirqSample]:
     """The softirq rows covering the longest irq/softirq-mode episodes and the baseline
     before each, each row once, in time order."""
+    if not episodes:  # (a log alone: nothing of the diagnosis is loaded)
+        return []
     from corescope.investigate.hypotheses.common import SOFT_SHARE, soft_share
 
     soft = sorted((e for e in episodes if soft_share(e) >= SOFT_SHARE),
