@@ -266,6 +266,40 @@ def test_single_proc_cgroups_is_an_undated_snapshot() -> None:
     assert (p.censuses[0].kernel_count, p.censuses[0].live) == (50, None)
 
 
+def test_cgroup_stat_loop_is_a_v2_census(utc) -> None:  # type: ignore[no-untyped-def]
+    # real: `date; cat /sys/fs/cgroup/unified/cgroup.stat` here, with lab cgroups made and
+    # removed between rounds (this node's v2 hierarchy has no memory controller: the
+    # any-controller counts are used)
+    p = parse(census_loop, "cgroup_stat_loop.txt", "census_loop")
+    assert p.diagnostics == []
+    # the last round: the lab cgroups were just removed, one still dying
+    assert [(c.live, c.dying) for c in p.censuses] == [(1, 0), (3, 0), (4, 0), (5, 0), (1, 1)]
+    assert all(c.hierarchy == "v2" and "nr_dying_descendants" in c.source for c in p.censuses)
+    assert p.censuses[0].t == utc_epoch(2026, 11, 30, 20, 32, 16)
+
+
+def test_cgroup_stat_with_memory_counters_uses_them(utc) -> None:  # type: ignore[no-untyped-def]
+    # 6.12+ adds nr_subsys_<ctrl> / nr_dying_subsys_<ctrl> (Documentation/admin-guide/cgroup-v2)
+    text = ("Mon Nov 30 10:00:00 UTC 2026\nnr_descendants 70\nnr_subsys_cpu 50\n"
+            "nr_subsys_memory 60\nnr_dying_descendants 900\nnr_dying_subsys_cpu 3\n"
+            "nr_dying_subsys_memory 880\n")
+    assert census_loop.sniff(text) == "census_loop"
+    p = census_loop.parse(text.encode(), "census_loop", "t")
+    c = p.censuses[0]
+    assert (c.live, c.dying, c.kernel_count) == (60, 880, 940)
+    assert "nr_dying_subsys_memory" in c.source
+
+
+def test_single_cgroup_stat_and_garbage_in_a_block() -> None:
+    assert census_loop.sniff("nr_descendants 5\nnr_dying_descendants 2\n") == "cgroup_stat"
+    p = census_loop.parse(b"nr_descendants 5\nnr_dying_descendants 2\n", "cgroup_stat", "t")
+    assert p.undated and (p.censuses[0].live, p.censuses[0].dying) == (5 + 1, 2)
+    bad = ("Mon Nov 30 10:00:00 UTC 2026\nnr_descendants 5\nnr_dying_descendants 2\n"
+           "\x00\xff garbage\nMon Nov 30 10:00:10 UTC 2026\nnr_descendants x\n")
+    p = census_loop.parse(bad.encode("utf-8", "replace"), "census_loop", "t")
+    assert len(p.censuses) == 1 and p.diagnostics
+
+
 # --- /proc/interrupts ------------------------------------------------------------------------
 
 def test_interrupts_loop(utc) -> None:  # type: ignore[no-untyped-def]

@@ -379,6 +379,21 @@ def _census_v1(root: Root, layout: CgroupLayout, now: float, bid: str,
     return CensusResult(census, tree, diags)
 
 
+def v2_memcg_counts(stat: CgroupStat) -> tuple[int, int, str] | None:
+    """(live, dying, how) memcgs at and below a v2 root from its cgroup.stat: the memory
+    controller's own counts on 6.12+, else every controller's (an upper bound); None when the
+    file holds neither."""
+    if "memory" in stat.subsys:
+        # "at and beneath": the root is included
+        return (stat.subsys["memory"], stat.dying_subsys.get("memory", 0),
+                "root cgroup.stat nr_subsys_memory + nr_dying_subsys_memory")
+    if stat.nr_descendants is not None and stat.nr_dying_descendants is not None:
+        return (stat.nr_descendants + 1, stat.nr_dying_descendants,
+                "root cgroup.stat nr_descendants + nr_dying_descendants (cgroups of any "
+                "controller: this kernel has no per-controller count before 6.12)")
+    return None
+
+
 def _census_v2(root: Root, layout: CgroupLayout, now: float, bid: str,
                up: float | None) -> CensusResult:
     assert layout.memory_mount is not None
@@ -394,18 +409,11 @@ def _census_v2(root: Root, layout: CgroupLayout, now: float, bid: str,
         diags.append(Diagnostic(layout.memory_mount + "/cgroup.stat", f"unreadable: {exc}"))
         return CensusResult(None, None, diags)
     walk_ms = (time.perf_counter() - t0) * 1000.0
-    if "memory" in stat.subsys:
-        live: int | None = stat.subsys["memory"]  # "at and beneath": the root is included
-        dying = stat.dying_subsys.get("memory", 0)
-        source = "root cgroup.stat nr_subsys_memory + nr_dying_subsys_memory"
-    elif stat.nr_descendants is not None and stat.nr_dying_descendants is not None:
-        live = stat.nr_descendants + 1
-        dying = stat.nr_dying_descendants
-        source = ("root cgroup.stat nr_descendants + nr_dying_descendants (cgroups of any "
-                  "controller: this kernel has no per-controller count before 6.12)")
-    else:
+    counts = v2_memcg_counts(stat)
+    if counts is None:
         diags.append(Diagnostic("cgroup.stat", "no nr_descendants/nr_dying_descendants"))
         return CensusResult(None, None, diags)
+    live, dying, source = counts
     if layout.memory_mount_root != "/":
         source += f" (subtree {layout.memory_mount_root} only)"
     why = _implausible(None, live, dying)

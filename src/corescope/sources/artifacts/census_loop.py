@@ -1,4 +1,5 @@
-"""Zombie-memcg census loop logs and single `/proc/cgroups` reads.
+"""Zombie-memcg census loop logs, single `/proc/cgroups` reads, and cgroup v2 `cgroup.stat`
+loops and snapshots.
 
 The loop incident teams run:
     while true; do date; cat /proc/cgroups; find /sys/fs/cgroup/memory -type d | wc -l;
@@ -6,7 +7,13 @@ The loop incident teams run:
 Each block gives one MemcgCensus: the kernel's memory `num_cgroups` (dying included), the live
 directory count (the bare number `wc -l` printed, the root directory included, as the
 recorder's own census counts), and dying = kernel − live. A single `/proc/cgroups` without a
-date or a count gives the kernel count only, as an undated snapshot."""
+date or a count gives the kernel count only, as an undated snapshot.
+
+On a cgroup v2 node the loop reads the root's cgroup.stat instead:
+    while true; do date; cat /sys/fs/cgroup/cgroup.stat; sleep 10; done
+Each block gives live and dying from its counters, as the recorder's own v2 census does:
+nr_subsys_memory / nr_dying_subsys_memory on 6.12+, else nr_descendants + 1 (the root) and
+nr_dying_descendants (cgroups of every controller: an upper bound on dying memcgs)."""
 
 from __future__ import annotations
 
@@ -16,28 +23,34 @@ from corescope.model.cgroups import MemcgCensus
 from corescope.sources.artifacts.base import Parsed
 from corescope.sources.artifacts.dates import parse_date_line
 from corescope.sources.artifacts.loops import split_dated
-from corescope.sources.cgroups import parse_proc_cgroups
+from corescope.sources.cgroups import parse_cgroup_stat, parse_proc_cgroups, v2_memcg_counts
 
-KINDS = ("census_loop", "proc_cgroups")
+KINDS = ("census_loop", "proc_cgroups", "cgroup_stat")
 
 _ROW = re.compile(r"^(?:#subsys_name\s+hierarchy\s+num_cgroups\s+enabled|memory\s+\d+\s+\d+\s+"
                   r"[01])\s*$", re.MULTILINE)
+# the v2 root's cgroup.stat: these two lines are in every kernel's file since 4.14
+_STAT = re.compile(r"^nr_dying_descendants[ \t]+\d+[ \t]*$", re.MULTILINE)
+_STAT_LINE = re.compile(r"^nr_(?:dying_)?(?:descendants|subsys_\w+)[ \t]+\d+[ \t]*$")
 _COUNT = re.compile(r"^\s*(\d{1,9})\s*$")
 SOURCE = ("census loop log: /proc/cgroups memory num_cgroups - live memory cgroup "
           "directories (find -type d | wc -l)")
 
 
 def sniff(head: str) -> str | None:
-    if not _ROW.search(head):
+    v1 = _ROW.search(head) is not None
+    if not v1 and _STAT.search(head) is None:
         return None
     dated = any(parse_date_line(ln) is not None for ln in head.splitlines()[:400]
-                if not _COUNT.match(ln))
-    return "census_loop" if dated else "proc_cgroups"
+                if not _COUNT.match(ln) and not _STAT_LINE.match(ln))
+    return "census_loop" if dated else "proc_cgroups" if v1 else "cgroup_stat"
 
 
 def parse(data: bytes, kind: str, source: str) -> Parsed:
     p = Parsed(kind, source)
     text = data.decode("utf-8", errors="replace")
+    if _ROW.search(text) is None and _STAT.search(text) is not None:
+        return _parse_v2(p, text, source)
     blocks = split_dated(text, lambda ln: not _COUNT.match(ln) or len(ln.strip()) >= 9)
     undated = 0
     for t, lineno, lines in blocks:
@@ -70,15 +83,47 @@ def parse(data: bytes, kind: str, source: str) -> Parsed:
             "count in the log)",
             proc_cgroups_count=mem.num_cgroups,
         ))
+    return _keep_dated(p, undated)
+
+
+def _parse_v2(p: Parsed, text: str, source: str) -> Parsed:
+    blocks = split_dated(text, lambda ln: not _STAT_LINE.match(ln.strip()))
+    undated = 0
+    for t, lineno, lines in blocks:
+        stat_text = "\n".join(ln for ln in lines if _STAT_LINE.match(ln.strip()))
+        other = [ln for ln in lines if ln.strip() and not _STAT_LINE.match(ln.strip())]
+        if other:
+            p.diag(f"{len(other)} lines that are not cgroup.stat counters: ignored", lineno)
+        stat, diags = parse_cgroup_stat(stat_text, source)
+        for d in diags[:3]:
+            p.diag(d.message, lineno)
+        counts = v2_memcg_counts(stat)
+        if counts is None:
+            if lines:
+                p.diag("block without nr_descendants/nr_dying_descendants", lineno)
+            continue
+        live, dying, how = counts
+        if t is None:
+            undated += 1
+        p.censuses.append(MemcgCensus(
+            t=t if t is not None else 0.0, layout="v2", hierarchy="v2",
+            kernel_count=live + dying, live=live, dying=dying,
+            source=f"cgroup.stat loop log: {how}"))
+    return _keep_dated(p, undated, "cgroup.stat")
+
+
+def _keep_dated(p: Parsed, undated: int, what: str = "/proc/cgroups") -> Parsed:
+    """An all-undated log is one snapshot (the last); undated blocks among dated ones go."""
     if undated and undated == len(p.censuses):
         p.undated = True
         if len(p.censuses) > 1:
-            p.diag(f"{len(p.censuses)} /proc/cgroups reads without date lines: only the last "
+            p.diag(f"{len(p.censuses)} {what} reads without date lines: only the last "
                    "is kept (they cannot be placed in time)")
             p.censuses = p.censuses[-1:]
     elif undated:
         p.diag(f"{undated} blocks without a date line were skipped")
         p.censuses = [c for c in p.censuses if c.t > 0]
     if not p.censuses:
-        p.diag("no /proc/cgroups memory row found")
+        p.diag("no /proc/cgroups memory row found" if what == "/proc/cgroups" else
+               "no cgroup.stat counters found")
     return p
