@@ -4,7 +4,6 @@ the formats (dmesg plain or ISO, gzip or not, mpstat date styles, midnight cross
 
 from __future__ import annotations
 
-import time
 from collections import Counter
 from pathlib import Path
 
@@ -20,13 +19,8 @@ from corescope.store.series import read_samples
 
 
 @pytest.fixture(autouse=True)
-def _utc(monkeypatch: pytest.MonkeyPatch):  # type: ignore[no-untyped-def]
-    # the generated node's clock is UTC; mpstat and `date` print local time
-    monkeypatch.setenv("TZ", "UTC")
-    time.tzset()
-    yield
-    monkeypatch.undo()
-    time.tzset()
+def _utc(utc: None) -> None:
+    """The generated node's clock is UTC; mpstat and `date` print local time."""
 
 
 @pytest.mark.parametrize("seed", [1, 2, 3, 4, 7])

@@ -31,15 +31,6 @@ ART = FIXTURES / "artifacts"
 BTIME = 1796052546  # the capture VM's boot (its /proc/stat btime)
 
 
-@pytest.fixture
-def utc(monkeypatch: pytest.MonkeyPatch):  # type: ignore[no-untyped-def]
-    """mpstat prints local time: read the captures (taken on a UTC machine) in UTC."""
-    monkeypatch.setenv("TZ", "UTC")
-    time.tzset()
-    yield
-    monkeypatch.undo()
-    time.tzset()
-
 
 def utc_epoch(y: int, mo: int, d: int, h: int, mi: int, s: int) -> float:
     return float(calendar.timegm((y, mo, d, h, mi, s, 0, 0, 0)))

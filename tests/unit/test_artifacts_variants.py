@@ -22,15 +22,6 @@ from corescope.sources.units import parse_journal_restarts
 ART = FIXTURES / "artifacts"
 
 
-@pytest.fixture
-def utc(monkeypatch: pytest.MonkeyPatch):  # type: ignore[no-untyped-def]
-    """The captures come from a UTC machine and print local time: read them in UTC."""
-    monkeypatch.setenv("TZ", "UTC")
-    time.tzset()
-    yield
-    monkeypatch.undo()
-    time.tzset()
-
 
 def _bytes(name: str) -> bytes:
     return (ART / name).read_bytes()

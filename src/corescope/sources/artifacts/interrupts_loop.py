@@ -10,17 +10,16 @@ from __future__ import annotations
 import re
 
 from corescope.sources.artifacts.base import Parsed
-from corescope.sources.artifacts.loops import split_dated
+from corescope.sources.artifacts.loops import CPU_HEADER, split_dated
 from corescope.sources.interrupts import Interrupts, parse_proc_interrupts, queue_map
 
 KINDS = ("proc_interrupts",)
 
-_HEADER = re.compile(r"^\s+CPU0(\s+CPU\d+)*\s*$", re.MULTILINE)
 _ROW = re.compile(r"^\s*\d+:\s+\d+", re.MULTILINE)
 
 
 def sniff(head: str) -> str | None:
-    if _HEADER.search(head) and _ROW.search(head):
+    if CPU_HEADER.search(head) and _ROW.search(head):
         return "proc_interrupts"
     return None
 
@@ -31,7 +30,7 @@ def parse(data: bytes, kind: str, source: str) -> Parsed:
     snaps: list[tuple[float | None, Interrupts]] = []
     for t, lineno, lines in split_dated(text):
         body = "\n".join(lines)
-        if not _HEADER.search(body):
+        if not CPU_HEADER.search(body):
             if any(ln.strip() for ln in lines):
                 p.diag("block without a /proc/interrupts CPU header", lineno)
             continue

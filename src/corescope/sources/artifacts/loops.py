@@ -5,7 +5,12 @@ with no date line is one undated block (epoch None)."""
 
 from __future__ import annotations
 
+import re
+
 from corescope.sources.artifacts.dates import parse_date_line
+
+# the CPU column header of /proc/interrupts and /proc/softirqs
+CPU_HEADER = re.compile(r"^\s+CPU0(\s+CPU\d+)*\s*$", re.MULTILINE)
 
 
 def split_dated(text: str, is_date_candidate=None) -> list[tuple[float | None, int, list[str]]]:  # type: ignore[no-untyped-def]

@@ -10,19 +10,18 @@ import re
 
 from corescope.model.events import SoftirqSample
 from corescope.sources.artifacts.base import Parsed
-from corescope.sources.artifacts.loops import split_dated
+from corescope.sources.artifacts.loops import CPU_HEADER, split_dated
 from corescope.sources.interrupts import parse_softirqs, softirq_delta
 
 KINDS = ("softirqs_loop",)
 # a gap longer than this between two reads (a stopped loop, a reboot) starts over
 MAX_INTERVAL_S = 600.0
 
-_HEADER = re.compile(r"^\s+CPU0(\s+CPU\d+)*\s*$", re.MULTILINE)
 _NET_RX = re.compile(r"^\s*NET_RX:(\s+\d+)+\s*$", re.MULTILINE)
 
 
 def sniff(head: str) -> str | None:
-    if _HEADER.search(head) and _NET_RX.search(head):
+    if CPU_HEADER.search(head) and _NET_RX.search(head):
         return "softirqs_loop"
     return None
 
