@@ -124,8 +124,11 @@ def investigate(ev: Evidence, window: Window, options: Options | None = None,
 
     episode_profiles = episode_stacks(ev, episodes) \
         if "profiles" in parts and coverage.profiles is not None and not profiles else []
-    pressure = ev.pressure(window.start, window.end)
-    softirqs = softirqs_near(ev, ctx_episodes)
+    # pressure and softirq rows serve only the diagnosis: a partial investigation (cores,
+    # events, zombies) does not read them or load their modules
+    diagnosed = set(parts) >= ALL_PARTS
+    pressure = ev.pressure(window.start, window.end) if diagnosed else None
+    softirqs = softirqs_near(ev, ctx_episodes) if diagnosed else []
     statuses = ev.statuses()
     statuses += derived_statuses(ev.name, statuses, window, samples, events, lost, zombies)
     inv = Investigation(
@@ -139,7 +142,7 @@ def investigate(ev: Evidence, window: Window, options: Options | None = None,
         pressure=pressure, episode_profiles=episode_profiles, softirqs=softirqs,
     )
     inv.findings = fnd.findings(inv, thresholds)
-    if set(parts) >= ALL_PARTS:
+    if diagnosed:
         from corescope.investigate.diagnose import diagnose
 
         assert thresholds is not None  # set with the zombie part
