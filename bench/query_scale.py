@@ -5,7 +5,8 @@ zstd-decompresses the same blocks. Goal: each ≤ 3× the floor, ≤ 2 s and ≤
 The store is a synthetic busy replay, built with the same per-mode tick split as
 tests/synth_procstat.py (usr 40-85, sys 3-15, soft 0-3, iowait 0-2, idle the rest of 100 ticks
 per second), plus hot-core episodes and NIC stall events a few seconds after some of them.
-It ends a minute ago, so `--last 24h` reads all of it. Every command runs as a subprocess;
+It ends a minute ago, so `--last 24h` reads all of it. Every command runs as a subprocess,
+with compiled bytecode (one uncounted run first, as an installed package has it);
 wall, CPU and peak RSS come from GNU time. Times are medians of RUNS runs.
 
     python bench/query_scale.py [--hours 24] [--cpus 96] [--runs 3] [--keep DIR]
@@ -94,6 +95,9 @@ def run(cmd: list[str]) -> tuple[float, float, float]:
     them: the rusage this (big) process gets back from wait4 counts the pages a forked
     child shared with it before exec, so every command would read as large as the bench."""
     env = dict(os.environ, PYTHONPATH=str(REPO / "src"))
+    # an installed package has its bytecode compiled (pip does it); a dev shell may forbid
+    # writing it, and then every run would compile the sources again
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
     proc = subprocess.run([TIME, "-f", "@@ %e %U %S %M", *cmd], stdout=subprocess.DEVNULL,
                           stderr=subprocess.PIPE, env=env, check=False, text=True)
     *rest, last = proc.stderr.rstrip("\n").split("\n")
@@ -105,6 +109,7 @@ def run(cmd: list[str]) -> tuple[float, float, float]:
 
 
 def measure(name: str, cmd: list[str], runs: int) -> tuple[str, float, float, float]:
+    run(cmd)  # not counted: writes the bytecode, as installing the package would
     results = [run(cmd) for _ in range(runs)]
     return (name, statistics.median(r[0] for r in results), max(r[1] for r in results),
             statistics.median(r[2] for r in results))
