@@ -409,15 +409,21 @@ def _fast_records(text: str, cache: _FrameCache, bodies: dict[str, tuple[Frame, 
         comm, pid, tid, c, t, _period, event = rows[i]
         rec = recs[i]
         nl = rec.find("\n")
-        body = "" if nl < 0 else rec[nl + 1 :]
-        frames = bodies.get(body)
-        if frames is None:
-            frames = cache.stack([ln.strip() for ln in body.split("\n")] if body else [])
-            if len(bodies) < _BODY_CACHE_MAX:
-                bodies[body] = frames
+        frames = _frames_of("" if nl < 0 else rec[nl + 1 :], cache, bodies)
         out.append(StackSample(comm.strip() or "[unknown]", int(pid), int(tid or pid),
                                int(c) if c else None, float(t) if t else None, event, frames))
     return out
+
+
+def _frames_of(body: str, cache: _FrameCache, bodies: dict[str, tuple[Frame, ...]]
+               ) -> tuple[Frame, ...]:
+    """A record's stack from its frame lines, looked up whole: the same stack recurs."""
+    frames = bodies.get(body)
+    if frames is None:
+        frames = cache.stack([ln.strip() for ln in body.split("\n")] if body else [])
+        if len(bodies) < _BODY_CACHE_MAX:
+            bodies[body] = frames
+    return frames
 
 
 def _records(text: str, base: int, cache: _FrameCache, bodies: dict[str, tuple[Frame, ...]],
@@ -458,12 +464,7 @@ def _records(text: str, base: int, cache: _FrameCache, bodies: dict[str, tuple[F
             c = m["cpu"]
             if c is not None and c.lstrip("0") != cpu.lstrip("0"):
                 continue  # another CPU's record: not worth its stack
-        body = "" if nl < 0 else rec[nl + 1 :]
-        frames = bodies.get(body)
-        if frames is None:
-            frames = cache.stack([ln.strip() for ln in body.split("\n")] if body else [])
-            if len(bodies) < _BODY_CACHE_MAX:
-                bodies[body] = frames
+        frames = _frames_of("" if nl < 0 else rec[nl + 1 :], cache, bodies)
         s = _sample(m.groupdict(), frames)
         if s is None:
             if len(diags) < _MAX_DIAGNOSTICS:
