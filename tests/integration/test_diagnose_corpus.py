@@ -147,3 +147,50 @@ def test_softirq_storm_without_softirqs_says_net_rx_not_measured(tmp_path: Path)
     assert not any(k.startswith("net_rx_per_s") or k == "net_rx_raised" for k in h["evidence"])
     assert "NET_RX rate was not measured" in h["summary"]
     assert "not measured here" in h["would_change"]
+
+
+def test_softirq_incidents_tie_to_the_serving_core_not_the_nearest_episode(
+        tmp_path: Path) -> None:
+    """A storm with a busy neighbour in system time ending closer to each stall, and no
+    interrupts snapshot: every stall still counts for the storm's core (its episode overlaps
+    the stall's lead-up window), not only those whose nearest episode is the storm's."""
+    scen, want = generate(tmp_path, "softirq_storm", 32, 8,
+                          ("--also", "neighbours", "--omit", "interrupts", "--duration", "15m"))
+    d = run_cli_json("diagnose", str(scen), "--json", timeout=600)
+    assert d["verdict"]["root_cause"] == "irq_softirq_saturation"
+    assert d["verdict"]["hot_cpu"] == want["hot_cpu"]
+    h = next(h for h in d["hypotheses"] if h["name"] == "irq_softirq_saturation")
+    stalls = want["events"]["nic_tx_stall"]
+    assert stalls >= 2
+    assert h["evidence"]["incidents_after_softirq_core"]["value"] == stalls, h["evidence"]
+    assert f"before {stalls} NIC incidents" in h["summary"]
+
+
+def test_keepalive_timeouts_after_a_softirq_core_are_the_devices(tmp_path: Path) -> None:
+    """The storm's stall lines replaced by ENA's own keep-alive watchdog line (same times,
+    the driver's format string): a device that stopped answering is not starved by a busy
+    core, so the storm explains none of them and the device is named."""
+    scen, want = generate(tmp_path, "softirq_storm", 2, 16, ("--duration", "20m"))
+    log = scen / "dmesg.txt"
+    lines = log.read_text().splitlines(keepends=True)
+    out, n = [], 0
+    for line in lines:
+        if "is paused for too long" in line:
+            head = line.split(" ena ", 1)[0]
+            line = f"{head} ena {want['nic']['device']} {want['nic']['iface']}: " \
+                   "Keep alive watchdog timeout.\n"
+            n += 1
+        out.append(line)
+    assert n >= 2
+    log.write_text("".join(out))
+    d = run_cli_json("diagnose", str(scen), "--json", timeout=600)
+    by = {h["name"]: h for h in d["hypotheses"]}
+    soft = by["irq_softirq_saturation"]["evidence"]
+    assert soft["incidents_after_softirq_core"]["value"] == 0, soft
+    assert soft["keepalive_timeouts_not_counted"]["value"] == n
+    assert by["hardware_fault"]["verdict"] == "supported", by["hardware_fault"]
+    assert by["hardware_fault"]["evidence"]["nic_incidents_without_starved_core"]["value"] == n
+    assert d["verdict"]["root_cause"] == "hardware_fault", d["verdict"]
+    assert "ena" in (d["verdict"]["culprit"] or ""), d["verdict"]
+    # the chain does not tie the device's resets to the saturated core
+    assert all(link["step"] != "watchdog_timeout" for link in d["chain"])

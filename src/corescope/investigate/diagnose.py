@@ -25,6 +25,7 @@ from corescope.investigate.hypotheses.common import (
     preceded,
     preceded_on,
     real_incidents,
+    starvable,
 )
 from corescope.investigate.model import IncidentView, Investigation
 from corescope.model.cgroups import Thresholds
@@ -170,8 +171,10 @@ def _nic_links(inv: Investigation, cpu: int | None) -> list[Link]:
     if not incs:
         return []
     links = []
-    mine = [view for view in incs if any(p.cpu == cpu for p in view.incident.preceding)] \
-        if cpu is not None else incs
+    # a saturated core's incidents: those it preceded that starvation can cause (a device's
+    # keep-alive watchdog after it is a coincidence, not a link of its chain)
+    mine = [view for view in incs if starvable(view)
+            and any(p.cpu == cpu for p in view.incident.preceding)] if cpu is not None else incs
     stall = next((view for view in (mine or incs) if view.incident.event.queue is not None),
                  None)
     if stall is not None:

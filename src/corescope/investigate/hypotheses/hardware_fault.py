@@ -11,6 +11,7 @@ from corescope.investigate.hypotheses.common import (
     cores_seen_before,
     fact,
     real_incidents,
+    starvable,
     steal_episodes,
 )
 from corescope.investigate.model import Investigation
@@ -28,11 +29,14 @@ def evaluate(inv: Investigation, thr: Thresholds) -> Hypothesis:
                           "the kernel log")
     hw = [e for e in inv.events if e.kind == "hw_error" and not e.lab]
     nic = [v for v in real_incidents(inv) if v.incident.event.kind in NIC_KINDS]
-    unseen = [v for v in nic if not cores_seen_before(inv, v)]
+    unseen = [v for v in nic if starvable(v) and not cores_seen_before(inv, v)]
     # a stall after the host took the serving vCPU away is the hypervisor's, not the device's
     stolen = {id(v) for v in after_steal(inv, steal_episodes(inv))}
-    unstarved = [v for v in nic if not v.incident.preceding and cores_seen_before(inv, v)
-                 and id(v) not in stolen]
+    # a keep-alive timeout is the device's own watchdog: no starved core causes one, so a
+    # core that happened to be busy before it does not excuse the device
+    unstarved = [v for v in nic if id(v) not in stolen
+                 and (not starvable(v) or (not v.incident.preceding
+                                           and cores_seen_before(inv, v)))]
     keepalive = [v for v in nic if v.incident.event.kind == "nic_keepalive_timeout"
                  or any(r.kind == "nic_keepalive_timeout" for r in v.incident.related)]
     ev = {"hardware_errors": fact(len(hw), "events", "kernel log (MCE/EDAC/APEI)"),

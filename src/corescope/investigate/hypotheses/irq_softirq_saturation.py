@@ -3,19 +3,27 @@ NIC queue IRQs concentrated on it. What separates it from starvation: the NIC's 
 line says NAPI ran recently (a short time since the last napi), and the stacks are
 ksoftirqd / net_rx_action / NAPI poll, not a process in system time. The per-CPU NET_RX rate
 (/proc/softirqs, kept by `record`'s netdev sensor) says whether the soft time is network
-receive work: on the saturated core it rises well above that core's own rate before."""
+receive work: on the saturated core it rises well above that core's own rate before.
+
+An incident counts for a core when an irq/softirq episode on a CPU serving the stalled queue
+(any CPU when the queue-to-CPU map is unknown) overlaps the incident's lead-up window: not
+only the single nearest episode (a busy neighbour in system time may end closer). A NIC
+keep-alive timeout is the device's own watchdog (hardware_fault's evidence), never a storm's
+incident: it is counted apart and says nothing for this hypothesis."""
 
 from __future__ import annotations
 
 from corescope.investigate.diagnosis import NOT_MEASURED, RULED_OUT, SUPPORTED, Fact, Hypothesis
 from corescope.investigate.hypotheses.common import (
     NET_RX,
+    SOFT_SHARE,
+    episode_of,
     fact,
-    preceded,
     real_incidents,
     soft_share,
+    starvable,
 )
-from corescope.investigate.model import Investigation
+from corescope.investigate.model import IncidentView, Investigation
 from corescope.model.cgroups import Thresholds
 from corescope.model.cores import Episode
 from corescope.model.events import SoftirqSample
@@ -32,19 +40,27 @@ NOT_RECORDED = ("the per-CPU NET_RX rate was not measured (no /proc/softirqs rea
 def evaluate(inv: Investigation, thr: Thresholds) -> Hypothesis:
     if not inv.samples:
         return Hypothesis(NAME, NOT_MEASURED, 0.0, {}, "per-core samples of the window")
-    soft_eps = [e for e in inv.context_episodes if soft_share(e) >= 0.5]
+    soft_eps = [e for e in inv.context_episodes if soft_share(e) >= SOFT_SHARE]
     if not soft_eps:
         return Hypothesis(NAME, RULED_OUT, 0.0,
                           {"softirq_episodes": fact(0, "episodes", "per-core record")},
                           "a core saturated mostly in irq + softirq time",
                           "no core saturated in irq/softirq time")
-    hot = [(v, e) for v, e in preceded(inv) if soft_share(e) >= 0.5]
-    cpu = hot[0][1].cpu if hot else max(soft_eps, key=lambda e: e.duration_s).cpu
+    tied = tied_incidents(inv)
+    cpu = min(tied, key=lambda c: (-len(tied[c]), -_busy(soft_eps, c), c)) if tied \
+        else max(soft_eps, key=lambda e: e.duration_s).cpu
+    hot = tied.get(cpu, [])
     ev = {"softirq_episodes": fact(len(soft_eps), "episodes", "per-core record"),
           "hot_cpu_soft_share": fact(max(soft_share(e) for e in soft_eps if e.cpu == cpu),
                                      "ratio of kernel time", "per-core record")}
-    incidents = real_incidents(inv)
-    ev["incidents_after_softirq_core"] = fact(len(hot), "events", "correlation")
+    ev["incidents_after_softirq_core"] = fact(
+        len(hot), "events", "correlation (an episode on a CPU serving the stalled queue, in "
+        "the incident's lead-up window)")
+    keepalive = [v for v in real_incidents(inv)
+                 if v.incident.event.kind == "nic_keepalive_timeout"]
+    if keepalive:
+        ev["keepalive_timeouts_not_counted"] = fact(
+            len(keepalive), "events", "kernel log (the device's own watchdog: hardware_fault)")
     queues = [q for v in inv.incidents for q in v.interrupt_map]
     if queues:
         names = {q.name for q in queues}
@@ -64,7 +80,7 @@ def evaluate(inv: Investigation, thr: Thresholds) -> Hypothesis:
     if total:
         ev["net_rx_stack_share"] = fact(net / total, "ratio", f"perf ring, cpu{cpu}")
     napi_recent = 0
-    for v in incidents:
+    for v in hot:
         f = v.incident.event.fields
         since, limit = f.get("usecs_since_napi"), f.get("threshold_usec")
         if isinstance(since, int) and isinstance(limit, int) and since < limit:
@@ -94,6 +110,29 @@ def evaluate(inv: Investigation, thr: Thresholds) -> Hypothesis:
         culprit=next((q.iface for v in inv.incidents for q in v.interrupt_map
                       if cpu in q.cpus and q.iface), None),
         hot_cpu=cpu)
+
+
+def tied_incidents(inv: Investigation) -> dict[int, list[IncidentView]]:
+    """Per CPU, the incidents a starved queue can cause that an irq/softirq episode on that
+    CPU preceded: the episode overlaps the incident's lead-up window (the correlation
+    window) and the CPU serves the stalled queue (or the map is unknown)."""
+    out: dict[int, list[IncidentView]] = {}
+    for v in real_incidents(inv):
+        if not starvable(v):
+            continue
+        cpus = set()
+        for p in v.incident.preceding:
+            if p.serves_queue is False or p.cpu in cpus:
+                continue
+            e = episode_of(inv, p.cpu, p.start)
+            if e is not None and soft_share(e) >= SOFT_SHARE:
+                cpus.add(p.cpu)
+                out.setdefault(p.cpu, []).append(v)
+    return out
+
+
+def _busy(eps: list[Episode], cpu: int) -> float:
+    return sum(e.duration_s for e in eps if e.cpu == cpu)
 
 
 def _per_s(r: SoftirqSample, cpu: int) -> float | None:

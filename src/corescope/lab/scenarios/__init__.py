@@ -108,7 +108,8 @@ def expected(p: Plan) -> dict[str, Any]:
                 "queue_cpus": sorted(p.queue_cpu[p.hot_queue]) if p.hot_queue is not None
                 else None},
         "episodes": [{"cpu": e.cpu, "start": e.start, "end": e.end, "mode": e.mode,
-                      "kernel": e.mode in ("sys", "softirq"), "reset_follows": e.duration >= 5.0
+                      "kernel": e.mode in ("sys", "softirq"),
+                      "reset_follows": e.duration >= 5.0 and not e.who
                       and p.kind in ("zombie_chain", "softirq_storm", "hypervisor_steal")}
                      for e in p.episodes],
         "events": dict(sorted(kinds.items())),

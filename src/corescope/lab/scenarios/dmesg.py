@@ -26,8 +26,10 @@ def story_lines(p: Plan) -> list[Line]:
     out: list[Line] = []
     if p.kind in ("zombie_chain", "softirq_storm", "hypervisor_steal"):
         for e in p.episodes:
-            if e.duration < 5.0:
-                continue  # under ENA's 5 s threshold: no stall, no reset
+            if e.duration < 5.0 or e.who:
+                # under ENA's 5 s threshold: no stall, no reset; a neighbour's kernel work
+                # on a core that serves no NIC queue starves none either
+                continue
             t = e.end + r.uniform(0.8, 1.9)
             if p.kind != "softirq_storm":
                 since = int((t - e.start) * 1e6) // 1000 * 1000  # jiffies: whole ms
