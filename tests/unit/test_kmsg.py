@@ -12,6 +12,7 @@ from conftest import FIXTURES
 from corescope.sources.kmsg import (
     ClockAnchor,
     KmsgReader,
+    SkewBound,
     anchor_clock,
     parse_dmesg,
     parse_journal_json,
@@ -212,6 +213,25 @@ def test_anchor_clock_is_consistent_with_monotonic() -> None:
     assert a.error_s >= 0
     skewed = anchor_clock(skew_s=0.25)
     assert skewed.offset_s == pytest.approx(a.offset_s - 0.25, abs=0.05)
+
+
+def test_skew_bound_keeps_the_tightest_bound_of_its_window() -> None:
+    b = SkewBound(window_s=600)
+    assert b.value is None
+    # kmsg runs 18 ms behind CLOCK_MONOTONIC; records are read 0.2 ms, 40 ms and 3 ms late
+    skew = -0.018
+    for stamped, late in ((100.0, 0.0002), (101.0, 0.040), (102.0, 0.003)):
+        b.observe(round((stamped + skew) * 1e6), stamped + late)
+    assert b.value == pytest.approx(skew - 0.0002, abs=2e-6)
+    # never above the true skew, whatever the read latency
+    b.observe(round((103.0 + skew) * 1e6), 103.5)
+    assert b.value <= skew
+    # a quiet log keeps its estimate; past the window the old bound gives way
+    b.observe(round((800.0 + skew) * 1e6), 800.0 + 0.005)
+    assert b.value == pytest.approx(skew - 0.005, abs=2e-6)
+    # the skew drifts (NTP slews CLOCK_MONOTONIC): a newer, higher bound takes over at once
+    b.observe(round((801.0 - 0.010) * 1e6), 801.0 + 0.0001)
+    assert b.value == pytest.approx(-0.0101, abs=2e-6)
 
 
 @settings(max_examples=400, deadline=None)

@@ -10,10 +10,12 @@ gap longer than the ring) are counted from the sequence gap and stored as loss.
 Records read but not yet stored (the store refused the write: disk full, say) wait in memory,
 bounded, and are retried; past the bound the oldest are dropped and counted as lost.
 
-Clock: every tick re-anchors CLOCK_MONOTONIC (which printk's clock tracks) to the wall clock.
-Only with `record --kmsg-clock-check` does it write one marker record into the kernel log and
-read back the kernel's stamp for it, to measure the kmsg clock against CLOCK_MONOTONIC: by
-default `record` never writes to the node's kernel log.
+Clock: every tick re-anchors CLOCK_MONOTONIC to the wall clock. printk's clock drifts from
+CLOCK_MONOTONIC (NTP slews only the latter), so the skew between them is learned from the
+records streamed as they arrive (`SkewBound`: a record read at monotonic m was stamped no later
+than m). Only with `record --kmsg-clock-check` does it also write one marker record into the
+kernel log and read back the kernel's stamp for it: by default `record` never writes to the
+node's kernel log.
 """
 
 from __future__ import annotations
@@ -24,15 +26,17 @@ import os
 import select
 import threading
 import time
+from dataclasses import replace
 
 from corescope.analysis.classify import classify_record
 from corescope.model.common import SensorStatus
-from corescope.model.events import KernelEvent
+from corescope.model.events import KernelEvent, KmsgRecord
 from corescope.sensors.base import Sensor, SensorEnv
 from corescope.sources.boot import read_boot_id
 from corescope.sources.kmsg import (
     ClockAnchor,
     KmsgReader,
+    SkewBound,
     anchor_clock,
     calibrate_with_marker,
     open_kmsg,
@@ -63,7 +67,9 @@ class KmsgSensor(Sensor):
         self._thread: threading.Thread | None = None
         self._stop = threading.Event()
         self._wake: tuple[int, int] | None = None  # a pipe: close() wakes the blocked reader
-        self._skew_s = 0.0
+        self._skew_s = 0.0  # kmsg clock − CLOCK_MONOTONIC, as the anchor uses it
+        self._skew_bound = SkewBound()
+        self._clock_lock = threading.Lock()  # the reader learns the skew, tick() re-anchors
         self.anchor: ClockAnchor | None = None
         self.boot_id: str | None = None
         self.stored = 0
@@ -106,6 +112,7 @@ class KmsgSensor(Sensor):
             return ("clock anchored on CLOCK_MONOTONIC (--kmsg-clock-check: could not write "
                     "and read back a marker; needs root)")
         self._skew_s = cal.skew_s
+        self._skew_bound.observe(cal.usec, cal.usec / 1e6 - cal.skew_s)
         self.anchor = cal.anchor
         try:
             store_events.record_anchor(store, cal.anchor.taken_wall, "marker",
@@ -162,7 +169,7 @@ class KmsgSensor(Sensor):
             if not kmsg_ready and not self._pending:
                 continue
             try:
-                got = self.drain()
+                got = self.drain(learn_skew=True)
             except Exception as exc:  # keep streaming: one bad batch must not end the sensor
                 self.errors += 1
                 self.last_error = str(exc)
@@ -173,12 +180,16 @@ class KmsgSensor(Sensor):
                 # ourselves rather than spin on a descriptor that stays readable
                 self._stop.wait(0.2)
 
-    def drain(self) -> list[KernelEvent]:
+    def drain(self, learn_skew: bool = False) -> list[KernelEvent]:
         """Read what is there, classify and store it with what is still pending (one
-        transaction). Raises when the store refuses: the events stay pending."""
+        transaction). Raises when the store refuses: the events stay pending. `learn_skew`:
+        the records were stamped while this reader waited for them (not the backlog), so
+        their read time bounds the kmsg clock's skew."""
         assert self._reader is not None and self._store is not None
         records = self._reader.read_available()
-        anchor = self.anchor or anchor_clock()
+        if learn_skew and records:
+            self._learn_skew(records, time.clock_gettime(time.CLOCK_MONOTONIC))
+        anchor = self.anchor or anchor_clock(skew_s=self._skew_s)
         events = [classify_record(r, anchor.wall_of(r.usec) if r.usec is not None else time.time())
                   for r in records]
         if events:
@@ -198,6 +209,19 @@ class KmsgSensor(Sensor):
             self._lost_seen, self._epipe_seen = lost, epipe
         return events
 
+    def _learn_skew(self, records: list[KmsgRecord], read_mono: float) -> None:
+        for r in records:
+            if r.usec is not None:
+                self._skew_bound.observe(r.usec, read_mono)
+        skew = self._skew_bound.value
+        if skew is None or abs(skew - self._skew_s) < 1e-4:
+            return
+        with self._clock_lock:
+            if self.anchor is not None:
+                self.anchor = replace(self.anchor,
+                                      offset_s=self.anchor.offset_s + self._skew_s - skew)
+            self._skew_s = skew
+
     def losses(self) -> list[str]:
         out = []
         lost = self._reader.lost_records - self._gap_at_start if self._reader else 0
@@ -216,9 +240,10 @@ class KmsgSensor(Sensor):
             raise RuntimeError(f"{len(self._pending)} kernel log records waiting to be stored: "
                                f"{self.last_error}")
         # re-anchor: the wall clock may have been stepped (NTP) since the last anchor
-        new = anchor_clock(skew_s=self._skew_s)
-        old = self.anchor
-        self.anchor = new
+        with self._clock_lock:
+            new = anchor_clock(skew_s=self._skew_s)
+            old = self.anchor
+            self.anchor = new
         if self._store is not None and (old is None or abs(new.offset_s - old.offset_s) > 1e-3):
             store_events.record_anchor(self._store, new.taken_wall, "monotonic", new.offset_s,
                                        new.error_s, self._skew_s)
