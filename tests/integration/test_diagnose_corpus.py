@@ -70,6 +70,7 @@ def test_diagnose_names_the_generated_root_cause(tmp_path: Path, kind: str, seed
     assert v["root_cause"] == want["root_cause"], (v, [
         (h["name"], h["verdict"], h["score"], h["summary"]) for h in d["hypotheses"]])
     _check_net_rx(d, kind)
+    _check_consistent(d)
     for wrong in want.get("must_not", []):
         assert v["root_cause"] != wrong
     if want["root_cause"] in ("healthy",):
@@ -194,3 +195,32 @@ def test_keepalive_timeouts_after_a_softirq_core_are_the_devices(tmp_path: Path)
     assert "ena" in (d["verdict"]["culprit"] or ""), d["verdict"]
     # the chain does not tie the device's resets to the saturated core
     assert all(link["step"] != "watchdog_timeout" for link in d["chain"])
+
+
+def _check_consistent(d: dict[str, Any]) -> None:
+    """The hypotheses do not contradict each other: `healthy` (nothing is wrong) is never
+    supported beside a supported cause."""
+    supported = {h["name"] for h in d["hypotheses"] if h["verdict"] == "supported"}
+    if supported - {"healthy"}:
+        assert "healthy" not in supported, supported
+
+
+@pytest.mark.parametrize("kind,seed,extra", [
+    ("healthy_bursty", 81, ("--also", "contention")),
+    ("crash_loop", 91, ("--also", "neighbours")),
+    ("zombie_no_harm", 73, ("--census-format", "v2")),
+])
+def test_healthy_is_never_supported_beside_a_cause(tmp_path: Path, kind: str, seed: int,
+                                                   extra: tuple[str, ...]) -> None:
+    """Busy user-space cores beside tasks waiting for CPUs, a crash loop beside a
+    neighbour's kernel bursts, a leak growing toward the threshold: each once listed
+    `healthy` as supported next to the real verdict. The list now agrees with the verdict,
+    and says why healthy was set aside."""
+    scen, want = generate(tmp_path, kind, seed, 16, (*extra, "--duration", "15m"))
+    d = run_cli_json("diagnose", str(scen), "--json", timeout=600)
+    assert d["verdict"]["root_cause"] == want["root_cause"]
+    h = next(h for h in d["hypotheses"] if h["name"] == "healthy")
+    assert h["verdict"] == "ruled_out", h
+    assert h["summary"].startswith(f"not healthy: {want['root_cause']}") or \
+        want["root_cause"] in h["summary"], h["summary"]
+    _check_consistent(d)

@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import importlib
 import statistics
+from dataclasses import replace
 
 from corescope.investigate.diagnosis import (
+    RULED_OUT,
     SUPPORTED,
     Diagnosis,
     Fact,
@@ -63,7 +65,21 @@ def evaluate_all(inv: Investigation, thr: Thresholds) -> list[Hypothesis]:
     out = []
     for name in HYPOTHESIS_MODULES:
         out.append(importlib.import_module(name).evaluate(inv, thr))
-    return out
+    return consistent(out)
+
+
+def consistent(hyps: list[Hypothesis]) -> list[Hypothesis]:
+    """The verdicts, made to agree with each other: `healthy` says nothing is wrong, so it
+    cannot stand supported beside any supported cause (contention, a crash loop, a leak
+    past the threshold...). Each hypothesis is judged alone; this is where they meet."""
+    wrong = [h.name for h in hyps if h.verdict == SUPPORTED and h.name != "healthy"]
+    if not wrong:
+        return hyps
+    return [replace(h, verdict=RULED_OUT, score=0.0,
+                    would_change=f"{', '.join(wrong)} ruled out",
+                    summary=f"not healthy: {', '.join(wrong)} supported"
+                    + (f" (alone it read: {h.summary})" if h.summary else ""))
+            if h.name == "healthy" and h.verdict == SUPPORTED else h for h in hyps]
 
 
 def diagnose(inv: Investigation, thr: Thresholds) -> Diagnosis:
