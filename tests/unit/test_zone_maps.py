@@ -17,9 +17,9 @@ from corescope.analysis import episodes as ep
 from corescope.analysis.usage import bound_of, mode_bounds, mode_pct
 from corescope.investigate.build import resolution
 from corescope.model.cores import MODES, CoreSample
-from corescope.model.matrix import CoreMatrix, LazyCoreMatrix
+from corescope.model.matrix import UNKNOWN_BOUND, CoreMatrix, LazyCoreMatrix
 from corescope.store.db import DB_NAME, SCHEMA_VERSION, Store
-from corescope.store.series import SeriesWriter, decode_zone, read_matrix
+from corescope.store.series import SeriesWriter, decode_arrays, decode_zone, read_matrix
 
 THRESHOLDS = [0.0, 5.0, 29.999, 30.0, 50.0, 89.0, 90.0, 90.0001, 100.0]
 
@@ -188,4 +188,66 @@ def test_a_corrupt_block_behind_a_good_zone_map_is_skipped_when_read(tmp_path):
     assert [d.message for d in m.diagnostics if "block 2 skipped" in d.message]
     assert not m.present[60:120].any()  # its samples are not online, not zero
     assert_same_samples(list(m)[:60], samples[:60])
+    store.close()
+
+
+def per_block_zone(store: Store, t0: float, t1: float, cpus: np.ndarray
+                   ) -> tuple[list[int], np.ndarray]:
+    """The matrix's zone map built the obvious way: block by block, in time order, each
+    block's own bounds (UNKNOWN_BOUND without a zone map) over the samples it contributes."""
+    starts: list[int] = []
+    bounds: list[np.ndarray] = []
+    k = 0
+    for zone_blob, payload in store.query(
+            "SELECT zone, payload FROM core_blocks WHERE t1 >= ? AND t0 <= ? ORDER BY t1",
+            (t0, t1)):
+        z = decode_zone(zone_blob)
+        times = [s.t for s in ref.decode_block(payload)]
+        kept = sum(1 for t in times if t0 <= t <= t1)
+        if not kept:
+            continue
+        b = np.zeros((len(cpus), len(MODES)), np.uint8)
+        if z is None:  # the CPUs the block lists, whether or not online in it
+            b[np.searchsorted(cpus, decode_arrays(payload).cpus)] = UNKNOWN_BOUND
+        else:
+            b[np.searchsorted(cpus, z.head.cpus)] = z.bounds
+        starts.append(k)
+        bounds.append(b)
+        k += kept
+    return starts, np.array(bounds, np.uint8).reshape(len(bounds), len(cpus), len(MODES))
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(0, 10**9), st.lists(st.tuples(st.integers(1, 150), st.integers(1, 6),
+                                                 st.integers(1, 70)), min_size=1, max_size=4),
+       st.floats(0.0, 1.0), st.floats(0.0, 1.0), st.sampled_from([0, 2, 3]))
+def test_blocks_read_together_are_read_as_one_by_one(tmp_path_factory, seed, parts, lo_f,
+                                                     span_f, drop_zone_every):
+    """Zone maps are decoded a run of alike blocks at a time: records written in parts with
+    different block sizes and CPU counts (so the runs break), some blocks without a zone map,
+    any window (blocks cut at either end) read the same samples and the same zone map as a
+    block-by-block read, and every result a full decode gives."""
+    store = Store.open(tmp_path_factory.mktemp("s"))
+    t = 1.8e9
+    for i, (n, ncpu, block) in enumerate(parts):
+        rec = random_record(seed + i, n, ncpu, 0.02, 0.1, 0.3, t0=t)
+        SeriesWriter(store, block_samples=block).append_many(rec)
+        t = rec[-1].t + 5
+    if drop_zone_every:
+        with store.write() as c:
+            c.execute("UPDATE core_blocks SET zone = NULL WHERE rowid % ? = 0",
+                      (drop_zone_every,))
+    samples = ref.read_samples(store, 0, 4e9)
+    a = samples[0].t + lo_f * (samples[-1].t - samples[0].t)
+    b = a + span_f * (samples[-1].t - a)
+    want = ref.read_samples(store, a, b)
+    m = read_matrix(store, a, b)
+    assert_same_samples(list(m), want)
+    if want and m.zone is not None:
+        starts, bounds = per_block_zone(store, a, b, m.cpus)
+        assert m.zone.starts.tolist() == starts
+        assert np.array_equal(m.zone.bounds, bounds)
+    full = CoreMatrix.from_samples(want)
+    if want:
+        assert every_result(m, want) == every_result(full, want)
     store.close()

@@ -222,17 +222,96 @@ class ZoneMap(NamedTuple):
 def decode_zone(blob: object) -> ZoneMap | None:
     """A block's zone map, or None for a block stored without one (older stores) or with one
     this version cannot read: that block is then decoded in full, as before."""
+    return _zone_of(_unzip_zone(blob))
+
+
+def _unzip_zone(blob: object) -> bytes | None:
     if not isinstance(blob, bytes):
         return None
     try:
-        raw = _ZD.decompress(blob)
+        return _ZD.decompress(blob)
+    except zstandard.ZstdError:
+        return None
+
+
+def _zone_of(raw: bytes | None) -> ZoneMap | None:
+    if raw is None:
+        return None
+    try:
         h = _decode_head(raw)
-    except (zstandard.ZstdError, SeriesFormatError):
+    except SeriesFormatError:
         return None
     if len(raw) - h.end != len(h.cpus) * len(MODES):
         return None
     bounds = np.frombuffer(memoryview(raw), np.uint8, offset=h.end)
     return ZoneMap(h, bounds.reshape(len(h.cpus), len(MODES)))
+
+
+class _ZoneRun(NamedTuple):
+    """The zone maps of consecutive blocks laid out alike (same value width, sample count,
+    CPU list, length): decoded together, as arrays with one more axis, block first. Each
+    block's values are what _zone_of gives it, with the same arithmetic."""
+
+    width: int
+    cpus: np.ndarray
+    end: int
+    t: np.ndarray  # [blocks, n]
+    interval_s: np.ndarray  # [blocks, n]
+    present: np.ndarray  # [blocks, n, cpus]
+    bounds: np.ndarray  # [blocks, cpus, MODES]
+
+    def zone(self, j: int) -> ZoneMap:
+        return ZoneMap(_Head(self.width, self.cpus, self.t[j], self.interval_s[j],
+                             self.present[j], self.end), self.bounds[j])
+
+
+def _zone_runs(raws: list[bytes | None]) -> list[tuple[int, int, _ZoneRun | None]]:
+    """(lo, hi, run): raws[lo:hi] decoded together, or run None where they have no usable
+    zone map (one at a time then, as decode_zone reads them). The day's 1,440 headers of a
+    busy node are one run: a few array operations instead of a dozen per block."""
+    out: list[tuple[int, int, _ZoneRun | None]] = []
+    lo = 0
+    while lo < len(raws):
+        first = raws[lo]
+        h = _zone_of(first)
+        if first is None or h is None or not len(h.head.t):
+            out.append((lo, lo + 1, None))
+            lo += 1
+            continue
+        # the same bytes up to the CPU list's end (but t0) and the same length: the same
+        # layout, and the same checks pass
+        key, cpu_end, size = first[:8], 16 + 2 * len(h.head.cpus), len(first)
+        cpu_list = first[16:cpu_end]
+        hi = lo + 1
+        while hi < len(raws):
+            r = raws[hi]
+            if r is None or len(r) != size or r[:8] != key or r[16:cpu_end] != cpu_list:
+                break
+            hi += 1
+        out.append((lo, hi, _decode_run(raws[lo:hi], h)))  # type: ignore[arg-type]
+        lo = hi
+    return out
+
+
+def _decode_run(raws: list[bytes], first: ZoneMap) -> _ZoneRun:
+    h = first.head
+    n, ncpu = h.present.shape
+    g, size = len(raws), len(raws[0])
+    a = np.frombuffer(b"".join(raws), np.uint8).reshape(g, size)
+
+    def column(pos: int, count: int, dtype: np.dtype | type) -> np.ndarray:
+        width = np.dtype(dtype).itemsize
+        return np.ascontiguousarray(a[:, pos : pos + count * width]).view(dtype)
+
+    t0 = column(8, 1, np.dtype("<f8"))  # the header's little-endian double, [g, 1]
+    pos = _HEADER.size + 2 * ncpu
+    offs = column(pos, n, np.uint32)
+    ivs = column(pos + 4 * n, n, np.uint32)
+    nbytes = (ncpu + 7) // 8
+    bits = a[:, pos + 8 * n : h.end].reshape(g, n, nbytes)
+    present = np.unpackbits(bits, axis=2, count=ncpu, bitorder="little").astype(bool)
+    return _ZoneRun(h.width, h.cpus, h.end, t0 + offs / 1000.0, ivs / 1e6, present,
+                    a[:, h.end :].reshape(g, ncpu, len(MODES)))
 
 
 def block_row(t: np.ndarray, interval_s: np.ndarray, cpus: np.ndarray, ticks: np.ndarray,
@@ -374,8 +453,10 @@ class _MatrixBuilder:
         self.iv = np.empty(self.cap)
         self.fields = np.zeros((NF, 0, self.cap), np.uint8)
         self.present = np.zeros((self.cap, 0), bool)
-        self.zones: list[tuple[int, np.ndarray, np.ndarray | None]] = []
+        # (first sample of each block, their CPUs, their bounds [blocks, cpus, MODES] or None)
+        self.zones: list[tuple[np.ndarray, np.ndarray, np.ndarray | None]] = []
         self.lazy: list[_LazyBlock] = []
+        self.decoded = 0  # blocks added with their ticks (no zone map, raw rows)
 
     def _make_room(self, cpu_list: list[int], dtype: np.dtype, k: int) -> None:
         new = [] if cpu_list == self.cpus else [c for c in cpu_list if c not in self.col]
@@ -396,7 +477,9 @@ class _MatrixBuilder:
             return
         cpu_list = m.cpus.tolist()
         self._make_room(cpu_list, m.fields.dtype, k)
-        self.zones.append((self.n, m.cpus, bounds))
+        self.zones.append((np.array([self.n], np.int64), m.cpus,
+                           None if bounds is None else bounds[None]))
+        self.decoded += 1
         sl = slice(self.n, self.n + k)
         self.t[sl], self.iv[sl] = m.t, m.interval_s
         idx = self._columns(cpu_list)
@@ -414,7 +497,7 @@ class _MatrixBuilder:
             return
         cpu_list = h.cpus.tolist()
         self._make_room(cpu_list, _WIDTH_DTYPE[h.width], k)
-        self.zones.append((self.n, h.cpus, zone.bounds))
+        self.zones.append((np.array([self.n], np.int64), h.cpus, zone.bounds[None]))
         sl = slice(self.n, self.n + k)
         part = None if keep is None or k == len(keep) else keep
         if part is None:
@@ -425,12 +508,29 @@ class _MatrixBuilder:
         self.lazy.append(_LazyBlock(self.n, k, h.cpus, part, payload, rowid))
         self.n += k
 
+    def add_run(self, run: _ZoneRun, a: int, b: int, payloads: list[bytes],
+                rowids: list[int]) -> None:
+        """add_zoned of every sample of blocks a..b-1 of a run (payloads and rowids theirs),
+        at once: the same arrays as adding them one by one."""
+        g, n = b - a, run.t.shape[1]
+        k = g * n
+        cpu_list = run.cpus.tolist()
+        self._make_room(cpu_list, _WIDTH_DTYPE[run.width], k)
+        starts = self.n + n * np.arange(g, dtype=np.int64)
+        self.zones.append((starts, run.cpus, run.bounds[a:b]))
+        sl = slice(self.n, self.n + k)
+        self.t[sl], self.iv[sl] = run.t[a:b].ravel(), run.interval_s[a:b].ravel()
+        self.present[sl, self._columns(cpu_list)] = run.present[a:b].reshape(k, -1)
+        self.lazy.extend(_LazyBlock(int(s), n, run.cpus, None, p, r)
+                         for s, p, r in zip(starts.tolist(), payloads, rowids, strict=True))
+        self.n += k
+
     def _regrow(self, new: list[int], dtype: np.dtype) -> None:
         cpus = sorted([*self.cpus, *new])
         idx = np.array([cpus.index(c) for c in self.cpus], np.int64)
         fields = np.zeros((NF, len(cpus), self.cap), dtype)
         present = np.zeros((self.cap, len(cpus)), bool)
-        if len(self.zones) > len(self.lazy):  # only decoded blocks have ticks here yet
+        if self.decoded:  # only decoded blocks have ticks here yet
             fields[:, idx] = self.fields
         present[:, idx] = self.present
         self.cpus, self.col = cpus, {c: i for i, c in enumerate(cpus)}
@@ -470,10 +570,14 @@ class _MatrixBuilder:
         if not self.zones or all(b is None for _, _, b in self.zones):
             return None
         cpus = np.array(self.cpus, np.int64)
-        bounds = np.zeros((len(self.zones), len(cpus), len(MODES)), np.uint8)
-        for s, (_, bcpus, b) in enumerate(self.zones):
-            bounds[s, np.searchsorted(cpus, bcpus)] = UNKNOWN_BOUND if b is None else b
-        return Zone(np.array([k for k, _, _ in self.zones], np.int64), bounds)
+        starts = np.concatenate([k for k, _, _ in self.zones])
+        bounds = np.zeros((len(starts), len(cpus), len(MODES)), np.uint8)
+        s = 0
+        for k, bcpus, b in self.zones:
+            bounds[s : s + len(k), np.searchsorted(cpus, bcpus)] = \
+                UNKNOWN_BOUND if b is None else b
+            s += len(k)
+        return Zone(starts, bounds)
 
 
 class _LazyBlock(NamedTuple):
@@ -495,7 +599,7 @@ class _BlockSource:
         self.blocks = b.lazy
         self.starts = np.array([x.start for x in b.lazy], np.int64)
         # blocks added decoded (no zone map, raw rows) sit in the builder's array
-        self.eager = b.fields if len(b.zones) > len(b.lazy) else None
+        self.eager = b.fields if b.decoded else None
         self.present, self.columns, self.dtype = b.present, b._columns, b.fields.dtype
         self.ncpu = len(b.cpus)
         self.diagnostics = diagnostics
@@ -549,47 +653,35 @@ def read_matrix(store: Store, t0: float, t1: float) -> CoreMatrix:
     """Samples whose end time lies in [t0, t1], oldest first, as arrays, decoded block by
     block. A block or row that cannot be decoded is skipped and named in `diagnostics`."""
     diags: list[Diagnostic] = []
-    (nblk,) = store.query(
-        "SELECT COALESCE(SUM(n), 0) FROM core_blocks WHERE t1 >= ? AND t0 <= ?", (t0, t1))[0]
-    (nrow,) = store.query("SELECT COUNT(*) FROM core_recent WHERE t BETWEEN ? AND ?",
-                          (t0, t1))[0]
-    out = _MatrixBuilder(int(nblk) + int(nrow))
     with store.lock:
-        cur = store.conn.execute(
-            "SELECT rowid, t0, t1, payload, zone FROM core_blocks WHERE t1 >= ? AND t0 <= ? "
-            "ORDER BY t1", (t0, t1))
-        for rowid, b0, b1, payload, zone_blob in cur:  # compressed: decoded when read
-            zone = decode_zone(zone_blob)
-            if zone is not None:
-                m_t, m_iv = zone.head.t, zone.head.interval_s
-                # the usual block: well inside the window, every time usable (the stored
-                # times are the columns' to within half a millisecond)
-                if t0 <= b0 - 0.001 and b1 + 0.001 <= t1 and b0 > 1.0 and b1 < MAX_T - 1 \
-                        and m_iv.min() > 0 and m_iv.max() <= MAX_INTERVAL_S:
-                    out.add_zoned(zone, _ALL, payload, rowid)
-                    continue
-            else:  # stored without a zone map (an older store): decoded now, in full
-                try:
-                    m = decode_arrays(payload)
-                except SeriesFormatError as exc:
-                    diags.append(Diagnostic("store core_blocks",
-                                            f"block {rowid} skipped: {exc}"))
-                    continue
-                m_t, m_iv = m.t, m.interval_s
-            keep = _valid_times(m_t, m_iv)
-            if not keep.all():
-                diags.append(Diagnostic("store core_blocks", f"block {rowid}: "
-                                        f"{int((~keep).sum())} samples with unusable times "
-                                        "skipped"))
-            keep &= (m_t >= t0) & (m_t <= t1)
-            if zone is not None:
-                # a block's bounds hold for any subset of its samples
-                out.add_zoned(zone, keep, payload, rowid)
-            else:
-                out.add(m if keep.all() else m.rows(keep))
+        blocks = store.conn.execute(
+            "SELECT rowid, t0, t1, payload, zone, n FROM core_blocks WHERE t1 >= ? AND t0 <= ? "
+            "ORDER BY t1", (t0, t1)).fetchall()
         rows = store.conn.execute(
             "SELECT t, interval_s, payload FROM core_recent WHERE t BETWEEN ? AND ? ORDER BY t",
             (t0, t1)).fetchall()
+    out = _MatrixBuilder(sum(int(b[5]) for b in blocks) + len(rows))
+    # the blocks stay compressed (decoded when read); their zone maps say what they hold
+    raws = [_unzip_zone(b[4]) for b in blocks]
+    for lo, hi, run in _zone_runs(raws):
+        if run is None:
+            _add_block(out, blocks[lo], _zone_of(raws[lo]), t0, t1, diags)
+            continue
+        part = blocks[lo:hi]
+        b0 = np.array([b[1] for b in part], np.float64)
+        b1 = np.array([b[2] for b in part], np.float64)
+        usual = _usual(b0, b1, run.interval_s, t0, t1).tolist()
+        j = 0
+        while j < len(part):
+            if not usual[j]:
+                _add_block(out, part[j], run.zone(j), t0, t1, diags)
+                j += 1
+                continue
+            e = j + 1
+            while e < len(part) and usual[e]:
+                e += 1
+            out.add_run(run, j, e, [b[3] for b in part[j:e]], [b[0] for b in part[j:e]])
+            j = e
     for t, iv, payload in rows:
         why = check_sample_time(t, iv)
         try:
@@ -604,6 +696,43 @@ def read_matrix(store: Store, t0: float, t1: float) -> CoreMatrix:
                            cpus=cpus[order], fields=ticks[order].T[:, :, None],
                            present=np.ones((1, len(cpus)), bool)))
     return out.build(diags)
+
+
+def _usual(b0: np.ndarray, b1: np.ndarray, iv: np.ndarray, t0: float, t1: float
+           ) -> np.ndarray:
+    """Per block: well inside the window, every time usable (the stored times are the
+    columns' to within half a millisecond), so every sample is kept as it is."""
+    return ((t0 <= b0 - 0.001) & (b1 + 0.001 <= t1) & (b0 > 1.0) & (b1 < MAX_T - 1)
+            & (iv.min(axis=1) > 0) & (iv.max(axis=1) <= MAX_INTERVAL_S))
+
+
+def _add_block(out: _MatrixBuilder, block: tuple, zone: ZoneMap | None, t0: float, t1: float,
+               diags: list[Diagnostic]) -> None:
+    """One block, by its zone map when it has one, else decoded in full."""
+    rowid, b0, b1, payload = block[:4]
+    if zone is not None:
+        m_t, m_iv = zone.head.t, zone.head.interval_s
+        if t0 <= b0 - 0.001 and b1 + 0.001 <= t1 and b0 > 1.0 and b1 < MAX_T - 1 \
+                and m_iv.min() > 0 and m_iv.max() <= MAX_INTERVAL_S:
+            out.add_zoned(zone, _ALL, payload, rowid)
+            return
+    else:  # stored without a zone map (an older store): decoded now, in full
+        try:
+            m = decode_arrays(payload)
+        except SeriesFormatError as exc:
+            diags.append(Diagnostic("store core_blocks", f"block {rowid} skipped: {exc}"))
+            return
+        m_t, m_iv = m.t, m.interval_s
+    keep = _valid_times(m_t, m_iv)
+    if not keep.all():
+        diags.append(Diagnostic("store core_blocks", f"block {rowid}: "
+                                f"{int((~keep).sum())} samples with unusable times skipped"))
+    keep &= (m_t >= t0) & (m_t <= t1)
+    if zone is not None:
+        # a block's bounds hold for any subset of its samples
+        out.add_zoned(zone, keep, payload, rowid)
+    else:
+        out.add(m if keep.all() else m.rows(keep))
 
 
 def read_samples(store: Store, t0: float, t1: float) -> list[CoreSample]:
