@@ -18,7 +18,8 @@ from corescope.sources.perf_script import Summary, parse, parse_blocks, summariz
 FIX = FIXTURES / "profiles"
 CLEAN = ["burner_idle.txt", "two_events_default.txt", "inlined.txt", "spin_boot_ring.txt",
          "spin_boot_default.txt", "spin_realtime_ring.txt", "spin_realtime_default.txt"]
-ALL = [*CLEAN, "garbage.txt", "truncated.txt"]
+ALL = [*CLEAN, "garbage.txt", "truncated.txt", "task_events.txt", "nocpu_fields.txt",
+       "nocpu_flat_fields.txt"]
 TEXTS = {n: (FIX / n).read_text(errors="replace") for n in ALL}
 
 

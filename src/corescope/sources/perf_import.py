@@ -177,7 +177,9 @@ def _hz_from(block: str) -> int:
         if line[:1] in ("\t", " ", "#", ""):
             continue
         m = perf_script.HEADER.match(line)
-        if m and m["period"] and m["event"].startswith("cpu-clock"):
+        if m and perf_script.sideband_kind(m):
+            continue  # --show-task-events lines come before the first sample
+        if m and m["period"] and (m["event"] or "").startswith("cpu-clock"):
             period = int(m["period"])
             return round(1e9 / period) if period > 0 else 0
         if m:

@@ -24,13 +24,45 @@ SOURCE = "perf script"
 # comm [pid/]tid [cpu] time: [period] event: [rest]
 # comm may hold spaces ("Web Content"); event names may hold colons ("sched:sched_switch",
 # "cpu-clock:ppp"), so the event is the shortest run of non-blanks ending in ": " or ":$".
+# The cpu is absent when perf recorded one command without -a (or -F leaves it out), the
+# event when -F leaves it out (`-F comm,pid,tid,time,ip,sym`): a header then ends at its
+# `time:`, so a header needs a time or an event (the lookahead), and may have both. A period
+# is read only before an event: without one, an address of decimal digits (a non-PIE binary
+# without -g) is the inline frame's.
 HEADER = re.compile(
     r"^(?P<comm>\S.*?)\s+(?P<pid>-?\d+)(?:/(?P<tid>-?\d+))?\s+"
     r"(?:\[(?P<cpu>\d+)\]\s+)?"
-    r"(?:(?P<time>\d+\.\d+):\s+)?"
-    r"(?:(?P<period>\d+)\s+)?"
-    r"(?P<event>\S+?):(?:\s|$)"
+    r"(?=\d+\.\d+:(?:\s|$)|(?:\d+\s+)?\S+?:(?:\s|$))"
+    r"(?:(?P<time>\d+\.\d+):(?:\s+|$))?"
+    r"(?:(?:(?P<period>\d+)\s+)?(?P<event>\S+?):(?:\s|$))?"
 )
+# `perf script --show-task-events` (and --show-mmap-events, --show-switch-events, ...) put
+# perf's side-band records between the samples, on header-shaped lines:
+# `work.sh 17540 40390.876633: PERF_RECORD_FORK(17542:17542):(17540:17540)`. They are not
+# samples (those at 0.000000 are the threads perf found running when it started).
+SIDEBAND = "PERF_RECORD_"
+
+
+def sideband_kind(m: re.Match[str]) -> str | None:
+    """The side-band record a HEADER match is (`PERF_RECORD_COMM`, ...), or None for a
+    sample."""
+    at = m.start("event") if m["event"] is not None else m.end()
+    if not m.string.startswith(SIDEBAND, at):
+        return None
+    end = at + len(SIDEBAND)
+    while end < len(m.string) and (m.string[end].isalnum() or m.string[end] == "_"):
+        end += 1
+    return m.string[at:end]
+
+
+SIDEBAND_TAIL = "are not samples: skipped"
+
+
+def sideband_note(counts: Counter[str]) -> str:
+    kinds = ", ".join(f"{k.removeprefix(SIDEBAND)} {n}" for k, n in counts.most_common())
+    total = sum(counts.values())
+    return (f"{total} perf side-band line{'s' if total != 1 else ''} ({kinds}; from "
+            "--show-task-events and the like) " + SIDEBAND_TAIL)
 _SYMOFF = re.compile(r"\+0x[0-9a-fA-F]+$")
 # dsos in brackets that are not the kernel
 _USER_BRACKETS = frozenset(
@@ -152,10 +184,12 @@ def parse(
     diagnostics: list[Diagnostic] | None = None,
     source: str = SOURCE,
     first_line: int = 1,
+    sideband: Counter[str] | None = None,
 ) -> Iterator[StackSample]:
     """Yield one StackSample per record in `lines`; append what was skipped to diagnostics
     (line numbers count from `first_line`: the block parser hands over records from the
-    middle of a file)."""
+    middle of a file). Side-band lines are counted into `sideband` when given (the block
+    parser sums them over its many calls and says so once), else noted here at the end."""
     diags = diagnostics if diagnostics is not None else []
     cache = _FrameCache()
     head: dict[str, str | None] | None = None
@@ -165,6 +199,7 @@ def parse(
     inline = False  # the record is one line with its frame on it (perf script without -g)
     lineno = first_line - 1
     dropped = 0
+    side = sideband if sideband is not None else Counter()
 
     def note(msg: str, at: int) -> None:
         nonlocal dropped
@@ -223,15 +258,20 @@ def parse(
         if stripped.startswith("#"):
             continue  # `perf script --header` comments
         # a header line
+        m = flat if flat is not None else HEADER.match(line.rstrip("\r\n"))
+        kind = sideband_kind(m) if m is not None else None
         if head is not None:
-            if not (inline and len(texts) == 1):
+            if not (inline and len(texts) == 1) and kind is None:
                 # no blank line before the next record: the previous one was cut short
                 note("record truncated (no blank line before next header)", head_no)
             s = emit()
             if s is not None:
                 yield s
             head, texts = None, []
-        m = flat if flat is not None else HEADER.match(line.rstrip("\r\n"))
+        if kind is not None:
+            side[kind] += 1  # a side-band line: no frames follow it
+            skipping = False
+            continue
         if m is None:
             note(f"unreadable line: {stripped[:80]!r}", lineno)
             skipping = True
@@ -258,6 +298,8 @@ def parse(
             yield s
     if dropped:
         diags.append(Diagnostic(source, f"{dropped} more problems not listed"))
+    if sideband is None and side:
+        diags.append(Diagnostic(source, sideband_note(side)))
 
 
 # Inside a well-formed record every line after the header is an indented, non-blank frame
@@ -271,9 +313,9 @@ _BODY_CACHE_MAX = 100_000
 _HEADER_LINES = re.compile(
     r"^(\S.*?)[^\S\n]+(-?\d+)(?:/(-?\d+))?[^\S\n]+"
     r"(?:\[(\d+)\][^\S\n]+)?"
-    r"(?:(\d+\.\d+):[^\S\n]+)?"
-    r"(?:(\d+)[^\S\n]+)?"
-    r"(\S+?):(?:[^\S\n]|$)",
+    r"(?=\d+\.\d+:(?:[^\S\n]|$)|(?:\d+[^\S\n]+)?\S+?:(?:[^\S\n]|$))"
+    r"(?:(\d+\.\d+):(?:[^\S\n]+|$))?"
+    r"(?:(?:(\d+)[^\S\n]+)?(\S+?):(?:[^\S\n]|$))?",
     re.MULTILINE,
 )
 # One pass over a block: at a blank line, the line after it (a record's header); at any
@@ -290,8 +332,8 @@ def _clean_rows(text: str) -> list[Row] | None:
     anything else, which the careful path then reads (and reports) line by line, as it does
     numbers too long for int(). Every test here runs in C: one regex pass over the block,
     one over its header lines."""
-    if not text or "\r" in text or text[0] in "\t \n#":
-        return None
+    if not text or "\r" in text or text[0] in "\t \n#" or SIDEBAND in text:
+        return None  # (side-band lines: the careful path counts and skips them)
     nl = text.find("\n")
     heads = [text if nl < 0 else text[:nl]]
     if nl >= 0:
@@ -375,12 +417,15 @@ def parse_blocks(
     cache = _FrameCache()
     bodies: dict[str, tuple[Frame, ...]] = {}
     want = None if cpu is None else str(int(cpu))
+    side: Counter[str] = Counter()
     for text, base, whole in _whole_records(blocks):
         if whole:
-            yield from _records(text, base, cache, bodies, diags, source, want, times)
+            yield from _records(text, base, cache, bodies, diags, source, want, times, side)
         elif text.strip():
             # input that ends without a blank line: the careful path says what was cut short
-            yield from parse(text.splitlines(), diags, source, base)
+            yield from parse(text.splitlines(), diags, source, base, side)
+    if side:
+        diags.append(Diagnostic(source, sideband_note(side)))
 
 
 def _fast_records(text: str, cache: _FrameCache, bodies: dict[str, tuple[Frame, ...]],
@@ -428,7 +473,8 @@ def _frames_of(body: str, cache: _FrameCache, bodies: dict[str, tuple[Frame, ...
 
 def _records(text: str, base: int, cache: _FrameCache, bodies: dict[str, tuple[Frame, ...]],
              diags: list[Diagnostic], source: str, cpu: str | None = None,
-             times: tuple[float, float] | None = None) -> Iterator[StackSample]:
+             times: tuple[float, float] | None = None, side: Counter[str] | None = None
+             ) -> Iterator[StackSample]:
     fast = _fast_records(text, cache, bodies, cpu, times)
     if fast is not None:
         yield from fast
@@ -457,8 +503,10 @@ def _records(text: str, base: int, cache: _FrameCache, bodies: dict[str, tuple[F
             nl < 0 or not _NOT_A_FRAME_LINE.search(rec, nl)
         ):
             m = HEADER.match(header.rstrip("\r"))
+            if m is not None and sideband_kind(m) is not None:
+                m = None  # the careful path counts side-band lines
         if m is None:
-            yield from parse([*rec.split("\n"), ""], diags, source, line_at(start))
+            yield from parse([*rec.split("\n"), ""], diags, source, line_at(start), side)
             continue
         if cpu is not None:
             c = m["cpu"]
@@ -523,17 +571,20 @@ def summarize_blocks(blocks: Iterable[str], diagnostics: list[Diagnostic] | None
     got = Summary()
     cache = _FrameCache()
     bodies: dict[str, tuple[Frame, ...]] = {}
+    side: Counter[str] = Counter()
     for text, base, whole in _whole_records(blocks):
         if whole:
             rows = _clean_rows(text)
             if rows is not None:
                 got.add_rows(rows)
                 continue
-            for s in _records(text, base, cache, bodies, diags, source):
+            for s in _records(text, base, cache, bodies, diags, source, side=side):
                 got.add(s)
         elif text.strip():
-            for s in parse(text.splitlines(), diags, source, base):
+            for s in parse(text.splitlines(), diags, source, base, side):
                 got.add(s)
+    if side:
+        diags.append(Diagnostic(source, sideband_note(side)))
     return got
 
 

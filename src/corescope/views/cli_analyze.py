@@ -90,7 +90,10 @@ def print_files(report: Any) -> None:
         span = (f"{iso(f.span[0])} – {iso(f.span[1])} ({format_duration(f.span[1] - f.span[0])})"
                 if f.span else "no time span")
         cpus = f", {len(f.cpus)} CPUs" if f.cpus else ""
-        note = f" [{f.status}: {f.reason}]" if f.status != "imported" and f.reason else ""
+        # an imported file's reason says what was read differently (a CPU unknown, lines
+        # skipped that are not records): shown too, without a status
+        note = (f" [{f.status}: {f.reason}]" if f.status != "imported" else f" [{f.reason}]"
+                ) if f.reason else ""
         term.echo(f"{f.kind:<16} {f.records:>7} records  {span}{cpus}  {f.path}{note}")
     if report.boot_time is not None:
         term.echo(f"boot time {iso(report.boot_time)} from {report.boot_time_how}")

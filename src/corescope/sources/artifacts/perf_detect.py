@@ -20,8 +20,15 @@ _FOLDED = re.compile(r"^[^\s;][^\n]*;[^\n]* \d+$")
 
 
 # `perf script` without callchains (or -G): the sample's frame on its header line
-_INLINE = re.compile(r"^\s*\S.*?\s+-?\d+(?:/-?\d+)?\s+(?:\[\d+\]\s+)?\d+\.\d+:\s+(?:\d+\s+)?"
-                     r"\S+:\s+[0-9a-fA-F]{1,16} \S", re.MULTILINE)
+# (without the event too: `-F comm,pid,tid,time,ip,sym`)
+_INLINE = re.compile(r"^\s*\S.*?\s+-?\d+(?:/-?\d+)?\s+(?:\[\d+\]\s+)?\d+\.\d+:\s+"
+                     r"(?:(?:\d+\s+)?\S+:\s+)?[0-9a-fA-F]{1,16} \S", re.MULTILINE)
+
+
+# perf's side-band records (`perf script --show-task-events`, `--show-mmap-events`, ...),
+# which can fill the first pages before any sample
+_SIDEBAND = re.compile(r"^\s*\S.*?\s+-?\d+(?:/-?\d+)?\s+(?:\[\d+\]\s+)?(?:\d+\.\d+:\s+)?"
+                       r"PERF_RECORD_[A-Z]", re.MULTILINE)
 
 
 def sniff(head: str) -> str | None:
@@ -29,6 +36,8 @@ def sniff(head: str) -> str | None:
         return "perf_script"
     lines = head.count("\n") + 1
     if len(_INLINE.findall(head[:16384])) >= min(3, lines):
+        return "perf_script"
+    if len(_SIDEBAND.findall(head[:16384])) >= min(3, lines):
         return "perf_script"
     rows = [ln for ln in head.splitlines()[:200] if ln.strip()]
     ok = [bool(_FOLDED.match(ln)) for ln in rows]

@@ -11,11 +11,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from corescope.model.common import Diagnostic
-from corescope.sources import perf_import
+from corescope.sources import perf_import, perf_script
 from corescope.sources.artifacts.base import Parsed
 from corescope.sources.artifacts.perf_detect import KINDS, sniff
 
-__all__ = ["KINDS", "ProfileText", "parse", "sniff"]
+__all__ = ["KINDS", "NO_CPU", "ProfileText", "parse", "sniff"]
+
+NO_CPU = ("no CPU column (perf recorded one command, without -a, or -F left `cpu` out): the "
+          "stacks are stored with the CPU unknown: `flame` and `heatmap` read them, but not "
+          "with --cpu N, and the hot-core views cannot place them")
 
 
 @dataclass(frozen=True)
@@ -34,7 +38,10 @@ def parse(data: bytes, kind: str, source: str) -> Parsed:
     got = perf_import.scan((text[i:i + step] for i in range(0, len(text), step)), kind,
                            source, diags)
     for d in diags:
-        p.diag(d.message, d.line)
+        if d.message.endswith(perf_script.SIDEBAND_TAIL):
+            p.notes.append(d.message)  # side-band lines skipped: nothing was lost
+        else:
+            p.diag(d.message, d.line)
     if got.samples == 0:
         p.diag("no samples")
         return p
@@ -48,6 +55,8 @@ def parse(data: bytes, kind: str, source: str) -> Parsed:
                "count from the first sample, not from boot, and cannot be placed in time; "
                "print it again without those options")
         return p
+    if kind == "perf_script" and not got.cpus:
+        p.notes.append(NO_CPU)
     p.extra = ProfileText(data, got)
     p.extra_records = got.samples
     p.extra_cpus = got.cpus
