@@ -73,7 +73,37 @@ def test_mpstat_A_reads_only_the_cpu_tables(utc) -> None:  # type: ignore[no-unt
 def test_mpstat_since_boot_report_is_not_an_interval(utc) -> None:  # type: ignore[no-untyped-def]
     p = _parse("mpstat_since_boot.txt")
     assert p.records == 0
-    assert any("since boot" in d.message for d in p.diagnostics)
+    (d,) = p.diagnostics
+    assert "since boot" in d.message and "not a per-core sample" in d.message
+    # what it says is still told: the busiest CPU first, as printed (100 - %idle - %iowait)
+    assert "cpu1 66.2% busy (15.7% sys), cpu0 50.9% busy (6.5% sys)" in d.message
+
+
+@pytest.mark.parametrize("name,busy", [
+    # `mpstat -P ALL -o JSON` (no interval): the averages since boot
+    ("mpstat_since_boot.json", "cpu1 38.7% busy (8.2% sys), cpu0 29.4% busy (3.6% sys)"),
+    # `mpstat -P ALL -o JSON 1 1`: one second, printed the same way (no interval in JSON)
+    ("mpstat_one_report.json", "cpu0 100.0% busy"),
+])
+def test_mpstat_json_with_one_entry_is_no_per_second_sample(utc, name: str, busy: str  # type: ignore[no-untyped-def]
+                                                             ) -> None:
+    """mpstat's JSON states no interval: a lone entry was read as a 1 s sample, which turned
+    the averages since boot (or a 10 s report) into a second that never happened. It is
+    skipped like the text form's since-boot report, with what it says."""
+    p = _parse(name)
+    assert p.kind == "mpstat_json" and p.records == 0 and len(p.samples) == 0
+    (d,) = p.diagnostics
+    assert "since boot" in d.message and "not a per-core sample" in d.message
+    assert busy in d.message
+    # two entries are read as before, the interval from their step
+    two = json.loads(_bytes(name))
+    stats = two["sysstat"]["hosts"][0]["statistics"]
+    ts = stats[0]["timestamp"]
+    later = dict(stats[0], timestamp=f"{ts[:-2]}{int(ts[-2:]) + 1:02d}")
+    stats.append(later)
+    q = sysstat.parse(json.dumps(two).encode(), "mpstat_json", name)
+    assert q.records == 2 and not q.diagnostics
+    assert [s.interval_s for s in q.samples] == [1.0, 1.0]
 
 
 def test_mpstat_offline_cpu_is_absent_not_idle(utc) -> None:  # type: ignore[no-untyped-def]

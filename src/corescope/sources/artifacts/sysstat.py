@@ -22,9 +22,10 @@ from __future__ import annotations
 
 import itertools
 import json
+import math
 import re
 import statistics
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 import numpy as np
@@ -215,6 +216,26 @@ class _Acc:
             ticks[present] = ticks_from_pct_array(pct[present], flat_n[present])
         return CoreMatrix.from_ticks(t=np.array(self.t, np.float64)[order], interval_s=iv,
                                      cpus=cpus.astype(np.int64), ticks=ticks, present=present)
+
+
+_NO_SAMPLE = "not a per-core sample, skipped"
+
+
+def averages(ids: Sequence[int], rows: Sequence[Sequence[float]] | np.ndarray,
+             top: int = 4) -> str:
+    """A report that is no sample, summed up for the reader: the busiest CPUs' busy share
+    (100 − %idle − %iowait) and their %sys."""
+    busy = []
+    for cpu, r in zip(ids, rows, strict=False):
+        v = [float(x) for x in r]
+        if len(v) == len(MODES) and all(math.isfinite(x) for x in v):
+            busy.append((100.0 - v[_M["idle"]] - v[_M["iowait"]], v[_M["sys"]], int(cpu)))
+    if not busy:
+        return "no readable CPU rows"
+    busy.sort(key=lambda b: (-b[0], b[2]))
+    shown = ", ".join(f"cpu{c} {b:.1f}% busy ({sy:.1f}% sys)" for b, sy, c in busy[:top])
+    more = f", {len(busy) - top} more CPUs" if len(busy) > top else ""
+    return shown + more
 
 
 def _cpu_id(v: Any) -> int | None:
@@ -476,6 +497,16 @@ def _parse_mpstat_json(text: str, acc: _Acc, p: Parsed) -> None:
             ids, rows = _rows(entry, p)
             if t is not None and ids:
                 acc.add(t, float("nan"), ids, rows, p)
+    if len(acc.t) == 1:
+        # mpstat's JSON states no interval: a lone entry is `mpstat -o JSON` without one
+        # (the averages since boot, stamped now) or one report of any length (`5 1`); its
+        # interval cannot be known, and reading it as a second would invent a hot second
+        p.diag("one entry, and mpstat's JSON states no interval: the averages since boot "
+               "(`mpstat -o JSON` without an interval) or one report of unknown length: "
+               f"{averages(acc.ids[0].tolist(), acc.pct[0])} (`mpstat -P ALL -o JSON 1 N` gives "
+               "per-second samples): " + _NO_SAMPLE)
+        acc.__init__()  # type: ignore[misc]
+        return
     acc.fill_intervals()
 
 
@@ -573,7 +604,7 @@ def _parse_mpstat_text(data: bytes, acc: _Acc, p: Parsed) -> None:
                 # `mpstat -P ALL` without an interval: one report of the averages since
                 # boot, stamped now; it is no interval's utilisation
                 p.diag("a report of the averages since boot (`mpstat` without an interval):"
-                       " it says nothing about any interval, skipped")
+                       f" {averages(ids, rows)}; it covers no interval: " + _NO_SAMPLE)
                 ids, rows = [], []
                 return
             itv = cur_t - header_t if header_t is not None and cur_t > header_t else last_itv
@@ -720,6 +751,8 @@ def parse(data: bytes, kind: str, source: str) -> Parsed:
     m = acc.matrix()
     if m is not None:
         p.samples = m
+    elif p.diagnostics and p.diagnostics[0].message.endswith(_NO_SAMPLE):
+        pass  # a report that is no sample: said so, and its per-CPU rows were there
     elif re.search(rb'"cpu": "all"|^\S+(?: [AP]M)?\s+all\s|;-1;', data[:1 << 20], re.MULTILINE):
         p.diag("only the all-CPU average is in it: per-core data needs `mpstat -P ALL` "
                "(or `sadf -j FILE -- -P ALL -u ALL`)")
