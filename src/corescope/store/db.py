@@ -133,12 +133,34 @@ def _add_block_zone_column(conn: sqlite3.Connection) -> None:
         conn.execute("ALTER TABLE core_blocks ADD COLUMN zone BLOB")
 
 
+def _core_recent_without_rowid(conn: sqlite3.Connection) -> None:
+    """The raw per-core rows move to a table clustered on its time key (WITHOUT ROWID): the
+    old one kept a rowid b-tree and an index on t, two pages written per 1 Hz commit. Rows
+    are copied as stored (same declared types, so the same values come back)."""
+    try:
+        conn.execute("SELECT rowid FROM core_recent LIMIT 0")
+    except sqlite3.OperationalError:
+        return  # no rowid: created by this version's DDL already
+    conn.execute(_CORE_RECENT_V4.format(name="core_recent_v4"))
+    # a NULL time was never readable (read_matrix skips it) and cannot be a WITHOUT ROWID key
+    conn.execute("INSERT INTO core_recent_v4 (t, interval_s, payload) "
+                 "SELECT t, interval_s, payload FROM core_recent WHERE t IS NOT NULL")
+    conn.execute("DROP TABLE core_recent")
+    conn.execute("ALTER TABLE core_recent_v4 RENAME TO core_recent")
+
+
+# the table as version 4 has it (series.DDL creates the same for a new store)
+_CORE_RECENT_V4 = ("CREATE TABLE {name} (t REAL PRIMARY KEY, interval_s REAL NOT NULL, "
+                   "payload BLOB NOT NULL) WITHOUT ROWID")
+
+
 # (version, what it does, how). Version 1 is every table as the schema modules create them
 # (stores from before versioning have user_version 0); append new steps, never edit old ones.
 MIGRATIONS: tuple[tuple[int, str, object], ...] = (
     (1, "baseline tables", None),
     (2, "drop per-core rows with unusable times", _drop_unusable_core_rows),
     (3, "per-block zone maps for the per-core series", _add_block_zone_column),
+    (4, "raw per-core rows keyed by time without a rowid", _core_recent_without_rowid),
 )
 SCHEMA_VERSION = MIGRATIONS[-1][0]
 # how long a reading command spends checking the store's integrity when it opens it

@@ -1,10 +1,12 @@
 """The per-core series: tick deltas per CPU per sample, stored compactly.
 
 Each sample is committed at once as a small raw row (`core_recent`), so a `kill -9` loses
-nothing already sampled. Every BLOCK_SAMPLES samples the raw rows are folded, in one
-transaction, into a columnar zstd block (`core_blocks`): per field, per CPU, the run of
-deltas across the block. Tick deltas at 1 s are small and columns such as nice, steal and guest
-are mostly zero, so a busy 96-core machine costs a few bytes per core-second.
+nothing already sampled. That table is keyed by time WITHOUT ROWID: one b-tree, so a commit
+writes one page rather than a table page and its key index's page (schema version 4).
+Every BLOCK_SAMPLES samples the raw rows are folded, in one transaction, into a columnar
+zstd block (`core_blocks`): per field, per CPU, the run of deltas across the block. Tick
+deltas at 1 s are small and columns such as nice, steal and guest are mostly zero, so a busy
+96-core machine costs a few bytes per core-second.
 """
 
 from __future__ import annotations
@@ -29,7 +31,7 @@ CREATE TABLE IF NOT EXISTS core_recent (
     t REAL PRIMARY KEY,
     interval_s REAL NOT NULL,
     payload BLOB NOT NULL
-);
+) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS core_blocks (
     t0 REAL NOT NULL,
     t1 REAL NOT NULL,
