@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import re
 import time
+import unicodedata
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -248,7 +249,8 @@ def _ps_row(idv: str, name: str, image: str, status: str, state: str = "") -> Do
 
 def parse_docker_ps(text: str | bytes, source: str = "docker ps -a"
                     ) -> tuple[list[DockerPs], list[Diagnostic]]:
-    """`docker ps -a` as JSON lines (--format '{{json .}}') or as the default table."""
+    """`docker ps -a` as JSON lines (--format '{{json .}}') or as a table (the default, or
+    any `--format 'table ...'` columns)."""
     lines = [ln for ln in as_text(text).splitlines() if ln.strip()]
     if not lines:
         return [], []
@@ -276,20 +278,77 @@ def _docker_json_lines(lines: list[str], source: str) -> tuple[list[DockerPs], l
     return out, diags
 
 
+# `docker ps` table headers (docker/cli formatter/container.go: the header of each template
+# placeholder), by placeholder; `podman ps` and `nerdctl ps` print the same names
+DOCKER_HEADERS = {
+    "CONTAINER ID": "ID", "NAMES": "Names", "IMAGE": "Image", "COMMAND": "Command",
+    "CREATED AT": "CreatedAt", "CREATED": "RunningFor", "PORTS": "Ports", "STATE": "State",
+    "STATUS": "Status", "SIZE": "Size", "LABELS": "Labels", "MOUNTS": "Mounts",
+    "LOCAL VOLUMES": "LocalVolumes", "NETWORKS": "Networks", "PLATFORM": "Platform",
+    "HEALTH STATUS": "HealthStatus", "IP ADDRESSES": "IPAddresses",
+}
+# header names are words one space apart; columns at least two spaces apart (docker's
+# tabwriter pads 3, podman's 2)
+_HEADER_NAME = re.compile(r"\S+(?: \S+)*")
+
+
+def table_columns(header: str) -> list[tuple[str, int]]:
+    """(name, start column) of each header of a tabwriter table."""
+    return [(m.group(), m.start()) for m in _HEADER_NAME.finditer(header.rstrip())]
+
+
+def docker_table_header(line: str) -> bool:
+    """Whether `line` is the header of a `docker ps` table: the default one or any
+    `--format 'table ...'` set of placeholders, naming a container (ID or NAMES)."""
+    names = [n for n, _ in table_columns(line)]
+    known = [n for n in names if n in DOCKER_HEADERS]
+    return (len(known) >= 2 and 2 * len(known) > len(names)
+            and bool({"CONTAINER ID", "NAMES"} & set(known)))
+
+
+def _display_cells(line: str, starts: list[int]) -> list[str]:
+    """The cells of a row cut at the header's columns. docker's tabwriter aligns by display
+    width (an East Asian wide character takes two columns), Python indexes characters."""
+    if not line.isascii():
+        col, idx = 0, []
+        for ch in line:
+            idx.append(col)
+            col += 2 if unicodedata.east_asian_width(ch) in "WF" else 1
+        idx.append(col)
+        pos = [next((i for i, c in enumerate(idx) if c >= s), len(line)) for s in starts]
+    else:
+        pos = starts
+    return [line[a:b].strip() for a, b in zip(pos, [*pos[1:], None], strict=True)]
+
+
 def _docker_table(lines: list[str], source: str) -> tuple[list[DockerPs], list[Diagnostic]]:
+    """`docker ps` as a table: the default columns or any `--format 'table {{.Names}}\t...'`
+    set, in any order, read by header name (their starts are the columns: tabwriter pads every
+    cell of a column to one width)."""
     header = lines[0]
-    cols = ("CONTAINER ID", "IMAGE", "COMMAND", "CREATED", "STATUS", "PORTS", "NAMES")
-    starts = [header.find(c) for c in cols]
-    if any(s < 0 for s in starts) or starts != sorted(starts):
+    cols = table_columns(header)
+    fields = [DOCKER_HEADERS.get(n) for n, _ in cols]
+    if not docker_table_header(header):
         return [], [Diagnostic(source, f"unknown header: {header[:80]!r}", 1)]
-    out: list[DockerPs] = []
+    at = {f: i for i, f in enumerate(fields) if f is not None}
     diags: list[Diagnostic] = []
+    if "Status" not in at and "State" not in at:
+        diags.append(Diagnostic(source, "no STATUS or STATE column: the containers are listed "
+                                "but whether they restart or exited cannot be told", 1))
+    starts = [s for _, s in cols]
+    out: list[DockerPs] = []
     for lineno, line in enumerate(lines[1:], 2):
-        cells = [line[s:e].strip() for s, e in zip(starts, [*starts[1:], None], strict=True)]
-        if not cells[0] or not cells[-1]:
+        cells = _display_cells(line, starts)
+
+        def cell(f: str, cells: list[str] = cells) -> str:
+            return cells[at[f]] if f in at else ""
+
+        idv, name = cell("ID").split(" ")[0], cell("Names")
+        if not (idv or name):
             diags.append(Diagnostic(source, f"short row: {line[:80]!r}", lineno))
             continue
-        out.append(_ps_row(cells[0].split()[0], cells[-1], cells[1], cells[4]))
+        out.append(_ps_row(idv, name or idv[:12], cell("Image"), cell("Status"),
+                           cell("State").lower()))
     return out, diags
 
 

@@ -19,6 +19,7 @@ from corescope.sources.artifacts.base import BootTime, Parsed
 from corescope.sources.kmsg import journal_objects, parse_journal_json
 from corescope.sources.units import (
     RESTART_MESSAGE_ID,
+    docker_table_header,
     parse_crictl_ps,
     parse_docker_inspect,
     parse_docker_ps,
@@ -52,7 +53,8 @@ def sniff(head: str) -> str | None:
         if "__REALTIME_TIMESTAMP" in head:
             return "journal_json"
         return None
-    if _DOCKER_HEADER.search(head[:2000]):
+    first = next((ln for ln in head[:4000].splitlines() if ln.strip()), "")
+    if _DOCKER_HEADER.search(head[:2000]) or docker_table_header(first):
         return "docker_ps"
     lines = [ln for ln in head.splitlines()[:300] if ln.strip()]
     if lines and _SYSTEMD_KEYS.search(head):
