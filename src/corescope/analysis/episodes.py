@@ -148,25 +148,22 @@ def find_episodes_matrix(
     if not len(m):
         return []
     hot = hot_mask(m, threshold, mode)
-    cols = np.flatnonzero(hot.any(axis=1))  # CPUs hot at least once: usually few
-    hot = hot[cols]
     brk = gaps(m)
-    prev_hot = np.zeros_like(hot)
-    prev_hot[:, 1:] = hot[:, :-1]
-    next_hot = np.zeros_like(hot)
-    next_hot[:, :-1] = hot[:, 1:]
-    next_brk = np.ones_like(brk)
-    next_brk[:-1] = brk[1:]
-    starts = hot & (~prev_hot | brk)
-    ends = hot & (~next_hot | next_brk)
-    # CPU-major, then time, as the per-CPU scan found them
-    s_cpu, s_k = np.nonzero(starts)
-    _, e_k = np.nonzero(ends)
     episodes: list[Episode] = []
-    for i, k0, k1 in zip(cols[s_cpu].tolist(), s_k.tolist(), e_k.tolist(), strict=True):
-        ep = _episode(m, i, k0, k1, threshold, min_duration, mode)
-        if ep is not None:
-            episodes.append(ep)
+    # CPU-major, then time, as the per-CPU scan found them; only the CPUs hot at least once
+    # (usually few), and of each only its hot samples (usually few of a day's)
+    for i in np.flatnonzero(hot.any(axis=1)).tolist():
+        ks = np.flatnonzero(hot[i])
+        # a run starts at its CPU's first hot sample, after a sample that was not hot, or
+        # after a gap; it ends just before the next run starts, or at the last hot sample
+        new = np.ones(len(ks), bool)
+        new[1:] = (np.diff(ks) != 1) | brk[ks[1:]]
+        first = np.flatnonzero(new)
+        ends = np.append(ks[first[1:] - 1], ks[-1])
+        for k0, k1 in zip(ks[first].tolist(), ends.tolist(), strict=True):
+            ep = _episode(m, i, k0, k1, threshold, min_duration, mode)
+            if ep is not None:
+                episodes.append(ep)
     episodes.sort(key=lambda e: (e.start, e.cpu))
     return episodes
 
