@@ -63,6 +63,34 @@ def test_events_file_loads_only_the_log_part_of_the_pipeline() -> None:
         assert not set(NOT_FOR_A_LOG) & mods, (args, sorted(set(NOT_FOR_A_LOG) & mods))
 
 
+# What reading the store's per-core record does not need: `cores` shows no cgroup, stack or
+# pressure record, `report` parses no saved log (the store holds classified events).
+NOT_FOR_CORES = ("corescope.model.cgroups", "corescope.model.pressure",
+                 "corescope.model.profiles", "corescope.analysis.classify",
+                 "corescope.sources.kmsg")
+NOT_FOR_REPORT = ("corescope.model.profiles", "corescope.analysis.classify",
+                  "corescope.sources.kmsg", "corescope.evidence.memory")
+
+
+def test_store_commands_load_only_what_they_read(tmp_path) -> None:
+    import time
+
+    from test_matrix_equivalence import random_record
+
+    from corescope.store.db import Store
+    from corescope.store.series import SeriesWriter
+
+    with Store.open(tmp_path) as store:
+        SeriesWriter(store).append_many(random_record(3, 300, 4, 0.0, 0.0, 0.3,
+                                                      t0=time.time() - 400))
+    cores = _imported("--store", str(tmp_path), "cores", "--last", "1h", "--json")
+    assert "corescope.store.series" in cores  # the probe read the store
+    assert not set(NOT_FOR_CORES) & cores, sorted(set(NOT_FOR_CORES) & cores)
+    report = _imported("--store", str(tmp_path), "report", "--last", "1h", "--json")
+    assert "corescope.investigate.diagnose" in report
+    assert not set(NOT_FOR_REPORT) & report, sorted(set(NOT_FOR_REPORT) & report)
+
+
 def test_start_up_runs_without_collection_but_every_command_with_it() -> None:
     # main() turns the cyclic collector off while the command's modules load; the command
     # itself (record runs for days) must find it on, with start-up's objects frozen

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterator, Sequence
+from typing import TYPE_CHECKING
 
 from corescope.evidence.base import (
     CgroupState,
@@ -12,17 +13,9 @@ from corescope.evidence.base import (
     RestartEvidence,
     Span,
 )
-from corescope.investigate.model import PressureSummary
-from corescope.model.cgroups import (
-    CgroupLayout,
-    ChurnCount,
-    MemcgCensus,
-    StatReadCost,
-)
 from corescope.model.common import Diagnostic, SensorStatus
 from corescope.model.cores import CoreSample
 from corescope.model.events import KernelEvent, QueueIrq, SoftirqSample
-from corescope.model.profiles import StackSample
 from corescope.runner import Runner
 from corescope.store import census as census_store
 from corescope.store import events as store_events
@@ -32,6 +25,13 @@ from corescope.store.imports import read_imports
 from corescope.store.meta import is_analyzed
 from corescope.store.series import read_matrix, read_samples, time_span
 from corescope.timeparse import format_duration
+
+# annotations only: the cgroup, stack and pressure records load with the parts that read
+# them, so `cores` does not define them at start-up
+if TYPE_CHECKING:
+    from corescope.investigate.model import PressureSummary
+    from corescope.model.cgroups import ChurnCount, MemcgCensus, StatReadCost
+    from corescope.model.profiles import StackSample
 
 V2_BASIS = "v2 cgroup.stat: own dying excess over the children's counts"
 
@@ -113,6 +113,8 @@ class StoreEvidence:
 
     def cgroup_state(self, t: float) -> CgroupState | None:
         """The newest stored census at or before `t`, with the locations stored with it."""
+        from corescope.model.cgroups import CgroupLayout
+
         rows = census_store.read_censuses(self.store, float("-inf"), t)
         if not rows:
             return None

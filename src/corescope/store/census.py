@@ -6,15 +6,20 @@ from __future__ import annotations
 import json
 import sqlite3
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
-from corescope.model.cgroups import (
-    ChurnCount,
-    Location,
-    MemcgCensus,
-    RestartRecord,
-    StatReadCost,
-)
 from corescope.store.db import Store
+
+# the records load when rows are read: every store open imports this module for its DDL, and
+# a command that reads no cgroup history (cores, events) need not define them
+if TYPE_CHECKING:
+    from corescope.model.cgroups import (
+        ChurnCount,
+        Location,
+        MemcgCensus,
+        RestartRecord,
+        StatReadCost,
+    )
 
 DDL = """
 CREATE TABLE IF NOT EXISTS memcg_census (
@@ -130,6 +135,8 @@ def write_restarts(store: Store, records: Sequence[RestartRecord]) -> None:
 
 
 def read_censuses(store: Store, t0: float, t1: float) -> list[MemcgCensus]:
+    from corescope.model.cgroups import MemcgCensus
+
     rows = store.query(
         "SELECT t, layout, hierarchy, kernel_count, live, dying, source, walk_ms, boot_id, "
         "uptime_s, stable, proc_cgroups_count, churn_interval_s FROM memcg_census "
@@ -141,6 +148,8 @@ def read_censuses(store: Store, t0: float, t1: float) -> list[MemcgCensus]:
 
 
 def read_churn(store: Store, t0: float, t1: float) -> list[ChurnCount]:
+    from corescope.model.cgroups import ChurnCount
+
     rows = store.query(
         "SELECT t, parent, created, removed, children, interval_s, method FROM memcg_churn "
         "WHERE t >= ? AND t <= ? ORDER BY t", (t0, t1))
@@ -148,6 +157,8 @@ def read_churn(store: Store, t0: float, t1: float) -> list[ChurnCount]:
 
 
 def read_stat_costs(store: Store, t0: float, t1: float) -> list[StatReadCost]:
+    from corescope.model.cgroups import StatReadCost
+
     rows = store.query(
         "SELECT t, file, median_ms, max_ms, reads, dying FROM memcg_stat_cost "
         "WHERE t >= ? AND t <= ? ORDER BY t", (t0, t1))
@@ -155,6 +166,8 @@ def read_stat_costs(store: Store, t0: float, t1: float) -> list[StatReadCost]:
 
 
 def read_restarts(store: Store, t0: float, t1: float) -> list[RestartRecord]:
+    from corescope.model.cgroups import RestartRecord
+
     rows = store.query(
         "SELECT t, kind, name, restarts, state, cgroup, detail FROM unit_restarts "
         "WHERE t >= ? AND t <= ? ORDER BY t", (t0, t1))
@@ -177,6 +190,8 @@ def retain(store: Store, cutoff_wall: float) -> None:
 
 def read_locations(store: Store, t0: float, t1: float) -> list[Location]:
     """The locations stored with the newest census in [t0, t1] (v2 only), worst first."""
+    from corescope.model.cgroups import Location
+
     rows = store.query(
         "SELECT path, dying, subtree_dying FROM memcg_location WHERE t = (SELECT MAX(t) FROM "
         "memcg_location WHERE t >= ? AND t <= ?) ORDER BY dying DESC", (t0, t1))

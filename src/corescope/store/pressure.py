@@ -13,9 +13,20 @@ import zlib
 from array import array
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from corescope.model.pressure import Psi, PsiSample, RunQueue, SchedstatSample, VmstatSample
 from corescope.store.db import Store
+
+# the records load when rows are read: every store open imports this module for its DDL, and
+# a command that reads no pressure (cores, events) need not define them
+if TYPE_CHECKING:
+    from corescope.model.pressure import (
+        Psi,
+        PsiSample,
+        RunQueue,
+        SchedstatSample,
+        VmstatSample,
+    )
 
 DDL = """
 CREATE TABLE IF NOT EXISTS psi (
@@ -69,6 +80,8 @@ def _pack(cpus: Sequence[RunQueue]) -> bytes:
 
 
 def _unpack(blob: bytes) -> tuple[RunQueue, ...] | None:
+    from corescope.model.pressure import RunQueue
+
     try:
         flat = array("q")
         flat.frombytes(zlib.decompress(blob))
@@ -78,10 +91,14 @@ def _unpack(blob: bytes) -> tuple[RunQueue, ...] | None:
 
 
 def _psi(row: Sequence) -> Psi | None:
+    from corescope.model.pressure import Psi
+
     return None if row[0] is None else Psi(row[0], row[1], row[2], row[3])
 
 
 def read_psi(store: Store, t0: float, t1: float) -> list[PsiSample]:
+    from corescope.model.pressure import PsiSample
+
     rows = store.query("SELECT t, resource, some_avg10, some_avg60, some_avg300, some_total, "
                        "full_avg10, full_avg60, full_avg300, full_total FROM psi "
                        "WHERE t >= ? AND t <= ? ORDER BY t, resource", (t0, t1))
@@ -89,6 +106,8 @@ def read_psi(store: Store, t0: float, t1: float) -> list[PsiSample]:
 
 
 def read_schedstat(store: Store, t0: float, t1: float) -> list[SchedstatSample]:
+    from corescope.model.pressure import SchedstatSample
+
     rows = store.query("SELECT t, version, cpus FROM runqueue WHERE t >= ? AND t <= ? "
                        "ORDER BY t", (t0, t1))
     out = []
@@ -100,6 +119,8 @@ def read_schedstat(store: Store, t0: float, t1: float) -> list[SchedstatSample]:
 
 
 def read_vmstat(store: Store, t0: float, t1: float) -> list[VmstatSample]:
+    from corescope.model.pressure import VmstatSample
+
     rows = store.query("SELECT t, counters FROM vmstat WHERE t >= ? AND t <= ? ORDER BY t",
                        (t0, t1))
     out = []

@@ -14,12 +14,16 @@ import os
 import uuid
 from collections.abc import Iterable
 from pathlib import Path
-from typing import BinaryIO
+from typing import TYPE_CHECKING, BinaryIO
 
 import zstandard
 
-from corescope.model.profiles import NO_CLOCK, ProfileChunk
 from corescope.store.db import Store, ensure_private_dir
+
+# the record loads when a chunk is made or read: every store open imports this module for
+# its DDL, and most commands read no stacks
+if TYPE_CHECKING:
+    from corescope.model.profiles import ProfileChunk
 
 PROFILE_DIR = "profiles"
 
@@ -105,6 +109,8 @@ class ChunkWriter:
         if not all(map(math.isfinite, (perf_start, perf_end, clock_offset))) or \
                 perf_end < perf_start:
             raise ValueError(f"chunk span [{perf_start}, {perf_end}) + {clock_offset}")
+        from corescope.model.profiles import ProfileChunk
+
         self._out.close()  # flushes the frame and closes the file
         self._done = True
         chunk = ProfileChunk(
@@ -146,6 +152,8 @@ def add_text_chunk(store: Store, text: str | bytes | Iterable[str | bytes], *, c
 
 
 def _row(r: tuple) -> ProfileChunk:
+    from corescope.model.profiles import ProfileChunk
+
     return ProfileChunk(int(r[0]), str(r[1]), str(r[2]), float(r[3]), float(r[4]), float(r[5]),
                         float(r[6]), float(r[7]), int(r[8]), int(r[9]), int(r[10]), int(r[11]))
 
@@ -168,6 +176,8 @@ def all_chunks(store: Store) -> list[ProfileChunk]:
 def record_span(store: Store) -> tuple[float, float] | None:
     """(oldest wall_start, newest wall_end) of the ring's timed chunks (folded stacks have no
     times), or None when it holds none."""
+    from corescope.model.profiles import NO_CLOCK
+
     r = store.query("SELECT MIN(wall_start), MAX(wall_end) FROM profile_chunks "
                     "WHERE clockid != ?", (NO_CLOCK,))[0]
     return None if r[0] is None else (float(r[0]), float(r[1]))

@@ -6,16 +6,11 @@ from pathlib import Path
 
 import click
 
-from corescope.analysis.classify import classify_saved_log
 from corescope.analysis.correlate import DEFAULT_WINDOW_S
-from corescope.evidence.memory import MemoryEvidence
 from corescope.investigate import Window, investigate
 from corescope.investigate.build import Options
 from corescope.model.events import KINDS, KernelEvent
 from corescope.render.json_contract import events_json, report_json, visible_events
-from corescope.render.text import print_events, print_timeline
-from corescope.rootfs import read_capped
-from corescope.sources.kmsg import anchor_clock, parse_saved_log
 from corescope.views.clitypes import (
     EXIT_FINDINGS,
     EXIT_OK,
@@ -31,6 +26,11 @@ MAX_LOG_BYTES = 128 * 1024 * 1024  # a saved log beyond this is cut with `tail -
 
 def events_from_file(path: Path) -> tuple[list[KernelEvent], list[str], str]:
     """Classified events of a saved log, with diagnostics and how times were set."""
+    # the log's parser and classifier load for --file only: the store holds classified events
+    from corescope.analysis.classify import classify_saved_log
+    from corescope.rootfs import read_capped
+    from corescope.sources.kmsg import anchor_clock, parse_saved_log
+
     try:
         # capped, and no devices: `--file /dev/zero` is an error, not a MemoryError; a pipe
         # (`--file <(dmesg)`) is read to its end
@@ -62,6 +62,8 @@ def events(obj: CliContext, since: float | None, until: float | None, last: floa
     Exit 0 when no incident line is shown, 1 when one is, 2 on a usage error."""
     extra: dict = {}
     if file_ is not None:
+        from corescope.evidence.memory import MemoryEvidence
+
         evs, diags, clock = events_from_file(file_)
         ev = MemoryEvidence(name=str(file_), kernel_events=evs)
         cov = ev.coverage()
@@ -81,6 +83,8 @@ def events(obj: CliContext, since: float | None, until: float | None, last: floa
     if as_json:
         emit_json({**events_json(inv, kinds, show_all), **extra})
     else:
+        from corescope.render.text import print_events
+
         print_events(shown, inv.lost_records, bool(show_all or kinds))
     raise SystemExit(EXIT_FINDINGS if any(e.is_incident for e in shown) else EXIT_OK)
 
@@ -133,6 +137,8 @@ def report(obj: CliContext, event_id: int | None, since: float | None, until: fl
     if as_json:
         emit_json(report_json(inv))
     else:
+        from corescope.render.text import print_timeline
+
         print_timeline(inv)
     raise SystemExit(EXIT_FINDINGS if inv.incidents else EXIT_OK)
 
