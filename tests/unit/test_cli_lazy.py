@@ -150,3 +150,22 @@ def test_cgroup_records_render_without_their_forms_imported_first() -> None:
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert json.loads(proc.stdout) == {"locations": [
         {"path": "/a", "dying": 3, "subtree_dying": 5, "live_descendants": 1}]}
+
+
+def test_joining_store_and_live_samples_does_not_load_numpy_ma() -> None:
+    # np.unique imports numpy.ma (5-8 ms) to ask whether an array is masked; doctor joins
+    # the stored matrix with the live samples, and the episode search merges windows
+    probe = ("import sys\n"
+             "from corescope.model.cores import CoreSample\n"
+             "from corescope.model.matrix import CoreMatrix\n"
+             "from corescope.analysis.episodes import find_episodes\n"
+             "hot = (0, 0, 95, 5, 0, 0, 0, 0, 0, 0)\n"
+             "a = CoreMatrix.from_samples([CoreSample(t=1e9 + i, interval_s=1.0,\n"
+             "    deltas={0: hot, 2: hot}) for i in range(400)])\n"
+             "both = a + [CoreSample(t=1e9 + 400, interval_s=1.0, deltas={1: hot})]\n"
+             "eps = find_episodes(both, 90.0, 2.0)\n"
+             "print(both.cpus.tolist(), len(eps), 'numpy.ma' in sys.modules)\n")
+    proc = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                          env=cli_env(), timeout=60)
+    assert proc.stdout.split("]")[0] == "[0, 1, 2", proc.stderr[-2000:]
+    assert proc.stdout.split()[-2:] == ["2", "False"], proc.stdout

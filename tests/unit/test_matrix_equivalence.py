@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from corescope.analysis import episodes as ep
 from corescope.model.cores import FIELDS, CoreSample
-from corescope.model.matrix import CoreMatrix
+from corescope.model.matrix import CoreMatrix, sorted_unique
 from corescope.render.records import as_json
 from corescope.store.db import Store
 from corescope.store.series import (
@@ -227,3 +227,13 @@ def test_the_compensated_sum_path_gives_the_same_episodes(seed, n, ncpu):
                 ref.find_episodes(samples, thr, mind, mode)
     finally:
         ep._COMPENSATED_SUM = old
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.integers(-2**62, 2**62), max_size=60) | st.lists(st.integers(0, 9)),
+       st.sampled_from([np.int64, np.int32, np.uint16]))
+def test_sorted_unique_is_np_unique(values, dtype):
+    info = np.iinfo(dtype)
+    a = np.array([v for v in values if info.min <= v <= info.max], dtype)
+    got = sorted_unique(a)
+    assert got.dtype == np.unique(a).dtype and np.array_equal(got, np.unique(a))

@@ -25,7 +25,7 @@ from corescope.model.cores import (
     CoreSample,
     Episode,
 )
-from corescope.model.matrix import UNKNOWN_BOUND, CoreMatrix
+from corescope.model.matrix import UNKNOWN_BOUND, CoreMatrix, sorted_unique
 
 EPISODE_MODES = (*COMPOSITE_MODES, *MODES)
 _REPORT_MODES = ("usr", "sys", "irq", "soft", "iowait", "steal", "idle")
@@ -229,7 +229,7 @@ def _windows_with_samples(mids: np.ndarray, first: int, last: int,
     if last - first < 64:
         return list(range(first, last + 1))
     a, z = np.searchsorted(mids, [first * window, (last + 1) * window], side="left")
-    found = np.unique(np.floor(mids[a:z] / window).astype(np.int64))
+    found = sorted_unique(np.floor(mids[a:z] / window).astype(np.int64))
     # ±1: the division may round across a boundary; the search in the caller decides
-    near = np.unique(np.concatenate([found - 1, found, found + 1]))
+    near = sorted_unique(np.concatenate([found - 1, found, found + 1]))
     return near[(near >= first) & (near <= last)].tolist()
