@@ -137,3 +137,23 @@ def test_diagnosis_sections_when_present(visit: Any, tmp_path: Path) -> None:
     assert page.locator("img").count() == 0
     v.screenshot("report_diagnosis")
     v.assert_clean()
+
+
+def test_hot_core_stacks_without_an_incident(visit: Any, tmp_path: Path) -> None:
+    """Saturations that no reset followed: the profile section shows the hot core's stacks
+    anyway (its flame, its top stacks, the memcg walker), not "no profile"."""
+    sc = zombie_chain_hour(cpus=8, hot_cpu=3, seconds=900, resets_at=(), hz=19)
+    out = tmp_path / "noincident.html"
+    out.write_text(render(page_model_of(sc)))
+    v = visit(out.as_uri())
+    page = v.page
+    section = page.locator("#profile")
+    assert "no incident followed" in section.locator("h2").inner_text()
+    assert "CPU 3, saturated" in section.inner_text()
+    walker = page.locator("#profile-walker").inner_text()
+    assert f"{sc.walker_comm} in {sc.walker_function}" in walker
+    rows = page.locator("#profile-stacks tr")
+    assert rows.count() >= 2 and sc.walker_comm in rows.nth(1).inner_text()
+    assert page.locator("#profile-graph canvas, #profile-graph svg, #profile-graph div").count()
+    v.screenshot("report_no_incident", full_page=True)
+    v.assert_clean()

@@ -86,3 +86,20 @@ def test_hostile_names_stay_data() -> None:
     blob = json.dumps(data)
     for h in HOSTILE:
         assert json.dumps(h)[1:-1] in blob
+
+
+def test_a_hot_core_with_no_incident_gets_its_stacks_on_the_page() -> None:
+    """Saturations with no reset after them: the page carries each one's flame (kind
+    `episode`) and its top stacks and walker (`hot_core_stacks`, analyze --json's shape)."""
+    sc = zombie_chain_hour(cpus=8, hot_cpu=3, seconds=900, resets_at=(), hz=19)
+    model = page_model_of(sc)
+    assert model["incidents"] == []
+    eps = [f for f in model["flames"] if f["kind"] == "episode"]
+    assert eps and all(f["cpu"] == 3 and f["basis"] == "episode" for f in eps)
+    stacks = model["hot_core_stacks"]
+    assert stacks and stacks[0]["cpu"] == 3 and stacks[0]["event_id"] is None
+    assert stacks[0]["walker"]["comm"] == sc.walker_comm
+    assert stacks[0]["walker"]["function"] == sc.walker_function
+    assert stacks[0]["top_stacks"][0]["frames"][0]["name"] in (sc.walker_function,
+                                                                "css_next_descendant_pre")
+    json.dumps(model)  # the page data stays JSON

@@ -75,6 +75,16 @@ class ProcessShare:
 
 
 @dataclass(frozen=True)
+class StackShare:
+    """One call stack (leaf first) of one process, across its pids."""
+
+    comm: str
+    frames: tuple[Frame, ...]
+    samples: int
+    pct: float
+
+
+@dataclass(frozen=True)
 class Change:
     """A process or function whose share of all samples changed against the baseline."""
 
@@ -164,6 +174,15 @@ class Profile:
             by[comm] += n
         denom = self.drawn_samples or 1
         return [ProcessShare(c, n, 100.0 * n / denom) for c, n in by.most_common(limit)]
+
+    def top_stacks(self, limit: int = 5) -> list[StackShare]:
+        """Whole stacks by share of the non-idle samples (pids of one comm merged: a
+        restarting walker is one stack)."""
+        by: Counter[tuple[str, tuple[Frame, ...]]] = Counter()
+        for (comm, _pid, frames), n in self.stacks.items():
+            by[(comm, frames)] += n
+        denom = self.drawn_samples or 1
+        return [StackShare(c, f, n, 100.0 * n / denom) for (c, f), n in by.most_common(limit)]
 
     def function_counts(self) -> tuple[Counter[tuple[str, bool]], Counter[tuple[str, bool]]]:
         """(self, total) sample counts per (function, kernel)."""

@@ -122,8 +122,13 @@ def investigate(ev: Evidence, window: Window, options: Options | None = None,
     profiles = hot_core_profiles(ev, incident_views, opt.profile_before_s) \
         if "profiles" in parts and coverage.profiles is not None else []
 
-    episode_profiles = episode_stacks(ev, episodes) \
-        if "profiles" in parts and coverage.profiles is not None and not profiles else []
+    episode_profiles: list[HotCoreProfile] = []
+    if "profiles" in parts and coverage.profiles is not None and not profiles:
+        # no incident had a hot core before it: the longest saturations' stacks, or with no
+        # per-core record at all (a perf script alone), the core the stacks say was busiest
+        # in the kernel
+        episode_profiles = episode_stacks(ev, episodes) if samples_ctx \
+            else busiest_kernel_core(ev, window)
     # pressure and softirq rows serve only the diagnosis: a partial investigation (cores,
     # events, zombies) does not read them or load their modules
     diagnosed = set(parts) >= ALL_PARTS
@@ -207,8 +212,32 @@ def episode_stacks(ev: Evidence, episodes: Sequence[Episode], most: int = 3
         for sample, _wall in ev.stacks(e.start, e.end, e.cpu, diags):
             prof.add(sample)
         out.append(HotCoreProfile(e.cpu, e.start, e.end, None, e.end, prof, tuple(diags[:20]),
-                                  prof))
+                                  prof, "episode"))
     return out
+
+
+def busiest_kernel_core(ev: Evidence, window: Window) -> list[HotCoreProfile]:
+    """With stacks but no per-core record: the CPU with the most kernel-mode samples in the
+    window (the stacks are then the only witness of a hot core), over the whole window."""
+    from corescope.analysis.flame import Profile
+
+    diags: list[Diagnostic] = []
+    by_cpu: dict[int, Profile] = {}
+    kernel: dict[int, int] = {}
+    for sample, _wall in ev.stacks(window.start, window.end, None, diags):
+        cpu = sample.cpu
+        if cpu is None:
+            continue
+        prof = by_cpu.get(cpu)
+        if prof is None:
+            prof = by_cpu[cpu] = Profile()
+        if not prof.add(sample) and sample.frames and sample.frames[0].kernel:
+            kernel[cpu] = kernel.get(cpu, 0) + sample.count
+    if not kernel:
+        return []
+    cpu = max(kernel, key=lambda c: (kernel[c], -c))
+    return [HotCoreProfile(cpu, window.start, window.end, None, window.end, by_cpu[cpu],
+                           tuple(diags[:20]), None, "stacks")]
 
 
 def hot_core_profiles(ev: Evidence, views: list[IncidentView], before_s: float

@@ -97,6 +97,9 @@ class HotCoreProfile:
     # the same CPU's stacks in the saturated seconds only (the episode before the incident):
     # what the core did while starved, undiluted by the rest of the window
     during: Profile | None = None
+    # why these stacks were read: "incident" (before event_id), "episode" (a saturation no
+    # incident followed) or "stacks" (no per-core record: the CPU busiest in the kernel)
+    basis: str = "incident"
 
 
 @dataclass(frozen=True)

@@ -117,8 +117,9 @@ def incident_json(v: IncidentView) -> dict[str, Any]:
     return d
 
 
-def report_json(inv: Investigation) -> dict[str, Any]:
-    return {
+def report_json(inv: Investigation, with_profiles: bool = True) -> dict[str, Any]:
+    """`report --json`; `analyze --json` carries the profiles once, beside it."""
+    out = {
         "schema": SCHEMA,
         "incidents": [incident_json(v) for v in inv.incidents],
         "summary": as_json(inv.correlation),
@@ -127,6 +128,9 @@ def report_json(inv: Investigation) -> dict[str, Any]:
         else [round(inv.record_span[0], 3), round(inv.record_span[1], 3)],
         "diagnosis": diagnosis_json(inv.diagnosis),
     }
+    if with_profiles:
+        out["profiles"] = profiles_json(inv)
+    return out
 
 
 # --- zombies -----------------------------------------------------------------------------------
@@ -160,11 +164,42 @@ def profile_summary_json(p: Profile, limit: int = 10) -> dict[str, Any]:
     }
 
 
+# frames of a top stack shown, leaf first (the leaf and its callers say what ran)
+STACK_FRAMES = 24
+
+
 def hot_core_profile_json(h: HotCoreProfile) -> dict[str, Any]:
+    """One hot core's stacks: before an incident (`basis` "incident", `event_id` set), over
+    a saturation no incident followed (`basis` "episode", `event_id` null: a log without
+    times, a hot core that broke nothing yet), or with no per-core record the CPU busiest in
+    the kernel over the window (`basis` "stacks": a perf script alone). `top_stacks` and
+    `walker` are of the saturated seconds when the profile has them."""
+    from corescope.investigate.hypotheses.common import find_walker
+
+    focus = h.during if h.during is not None and h.during.busy_samples else h.profile
+    w = find_walker([h], h.cpu)
     return {"cpu": h.cpu, "start": round(h.start, 3), "end": round(h.end, 3),
             "event_id": h.event_id, "event_time": round(h.event_time, 6),
+            "basis": h.basis,
             **profile_summary_json(h.profile),
+            "top_stacks": [{"comm": s.comm, "samples": s.samples, "pct": round(s.pct, 2),
+                            "frames": [{"name": f.symbol, "kernel": f.kernel}
+                                       for f in s.frames[:STACK_FRAMES]]}
+                           for s in focus.top_stacks(5)],
+            "walker": None if w is None else {
+                "comm": w.comm, "function": w.function, "walk_samples": w.walk_samples,
+                "kernel_samples": w.kernel_samples, "share": round(w.share, 4)},
             "diagnostics": [str(d) for d in h.diagnostics]}
+
+
+def hot_core_profiles(inv: Investigation) -> list[HotCoreProfile]:
+    """Every hot core's stacks the investigation read: before its incidents, else (no
+    incident had a hot core before it) over its longest saturations."""
+    return [*inv.profiles, *inv.episode_profiles]
+
+
+def profiles_json(inv: Investigation) -> list[dict[str, Any]]:
+    return [hot_core_profile_json(h) for h in hot_core_profiles(inv)]
 
 
 # --- diagnosis ---------------------------------------------------------------------------------
@@ -207,6 +242,7 @@ def doctor_json(inv: Investigation, host: str, live: tuple[float, float]) -> dic
                    "since": round(inv.window.start, 3)},
         "sensors": sensors_json(inv),
         "findings": [as_json(f) for f in inv.findings],
+        "profiles": profiles_json(inv),
         "diagnosis": diagnosis_json(inv.diagnosis),
     }
 
@@ -223,9 +259,9 @@ def investigation_json(inv: Investigation) -> dict[str, Any]:
         "findings": [as_json(f) for f in inv.findings],
         "cores": cores_json(inv),
         "events": events_json(inv),
-        "report": report_json(inv),
+        "report": report_json(inv, with_profiles=False),
         "zombies": zombies_json(inv),
-        "profiles": [hot_core_profile_json(h) for h in inv.profiles],
+        "profiles": profiles_json(inv),
         "diagnosis": diagnosis_json(inv.diagnosis),
         "diagnostics": [str(d) for d in inv.diagnostics[:50]],
     }

@@ -24,6 +24,7 @@ from corescope.analysis.flame import Profile, diff_folded
 from corescope.model.cores import COMPOSITE_MODES, FIELDS, MODES
 from corescope.model.matrix import CoreMatrix
 from corescope.render.flamedata import flame_data
+from corescope.render.json_contract import profiles_json
 from corescope.render.records import as_json
 
 NO_DATA = 255  # heatmap byte for "no sample this second"
@@ -282,6 +283,12 @@ def build(inv: Any, *, stacks: StacksFn | None = None, censuses: list[Any] | Non
         flames.append(flame_entry(f"inc{hp.event_id}-cpu{hp.cpu}", "incident", hp.cpu, hp.start,
                              hp.end, hp.profile, L.max_nodes, base, note,
                              event_id=hp.event_id, baseline_note=note))
+    # no incident had a hot core before it: the longest saturations' own stacks (what the
+    # diagnosis read), so the page shows what ran on the hot core all the same
+    for hp in inv.episode_profiles[: L.incident_flames]:
+        flames.append(flame_entry(f"ep-cpu{hp.cpu}-{int(hp.start)}", "episode", hp.cpu,
+                                  hp.start, hp.end, hp.profile, L.max_nodes,
+                                  basis=hp.basis))
     if stacks is not None:
         hot_cpus: list[int] = []
         for v in inv.incidents:
@@ -314,6 +321,9 @@ def build(inv: Any, *, stacks: StacksFn | None = None, censuses: list[Any] | Non
         "hot_core": hot,
         "zombies": _zombies(inv, censuses or []),
         "flames": flames,
+        # `analyze --json`'s profiles: each hot core's top processes, functions, stacks and
+        # the memcg walker, with or without an incident after it
+        "hot_core_stacks": profiles_json(inv)[: L.incident_flames],
         "findings": [as_json(f) for f in inv.findings][:50],
         "sensors": statuses,
         "lost_records": inv.lost_records,

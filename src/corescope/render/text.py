@@ -12,7 +12,7 @@ from corescope.views.term import echo
 if TYPE_CHECKING:  # annotations only: printing events needs no zombie or diagnosis records
     from corescope.analysis.zombies import ZombieReport
     from corescope.investigate.diagnosis import Diagnosis
-    from corescope.investigate.model import Investigation
+    from corescope.investigate.model import HotCoreProfile, Investigation
     from corescope.model.common import Finding, SensorStatus
     from corescope.model.events import KernelEvent
 
@@ -155,6 +155,50 @@ def print_timeline(inv: Investigation, with_diagnosis: bool = True) -> None:
                  + (f"; p={s.p_value:.3g}" if s.p_value is not None else ""))
     if inv.lost_records:
         echo(f"warning: {inv.lost_records} kernel log records were lost in this range")
+    if with_diagnosis:  # `report` (analyze prints the stacks after its own timeline)
+        print_hot_cores(inv, "hot-core stacks:")
+
+
+def hot_core_lines(h: HotCoreProfile) -> list[str]:
+    """What ran on one hot core: before an incident, or over a saturation no incident
+    followed; its processes, hottest functions, top stack and the memcg walker if any."""
+    from corescope.investigate.hypotheses.common import find_walker
+
+    p = h.profile
+    procs = ", ".join(f"{s.comm} {s.pct:.0f}%" for s in p.top_processes(4))
+    span = format_duration(h.end - h.start)
+    when = {"incident": f"in the {span} before event #{h.event_id}",
+            "episode": f"saturated {span} from {iso(h.start)} (no incident after it)",
+            "stacks": f"busiest in the kernel over the {span} of stacks (no per-core "
+                      "record)"}.get(h.basis, f"{span} from {iso(h.start)}")
+    out = [f"cpu{h.cpu} {when}: {p.busy_samples} busy samples; {procs or 'no stacks'}"]
+    funcs = ", ".join(f.label for f in p.top_functions(5))
+    if funcs:
+        out.append(f"  hottest functions: {funcs}")
+    focus = h.during if h.during is not None and h.during.busy_samples else p
+    top = focus.top_stacks(1)
+    if top:
+        s = top[0]
+        frames = " ← ".join(f.symbol for f in s.frames[:8]) + (" ← ..." if len(s.frames) > 8
+                                                                 else "")
+        out.append(f"  top stack ({s.comm}, {s.pct:.0f}%): {frames or '(no frames)'}")
+    w = find_walker([h], h.cpu)
+    if w is not None:
+        out.append(f"  memcg walker: {w.comm} in {w.function} ({w.share:.0%} of its "
+                   "kernel-mode samples)")
+    return out
+
+
+def print_hot_cores(inv: Investigation, heading: str = "") -> None:
+    """Every hot core's stacks the investigation read (none: nothing printed)."""
+    from corescope.render.json_contract import hot_core_profiles
+
+    shown = hot_core_profiles(inv)
+    if shown and heading:
+        echo(heading)
+    for h in shown:
+        for line in hot_core_lines(h):
+            echo(line)
 
 
 def print_zombies(r: ZombieReport, statuses: Sequence[SensorStatus],
@@ -233,6 +277,7 @@ def print_doctor(inv: Investigation, host: str, ncpu: int | None, seconds: float
     echo(f"corescope doctor on {host} ({ncpu} CPUs, {seconds:g}s live sample)"
          if seconds else f"corescope doctor on {host} (evidence: {inv.source})")
     print_diagnosis(inv.diagnosis)
+    print_hot_cores(inv, "hot-core stacks:")
     print_sensors(inv)
     print_findings(inv)
 
@@ -254,14 +299,7 @@ def print_investigation(inv: Investigation) -> None:
         echo(f"  ... {len(inv.episodes) - 15} more (corescope cores --json)")
     echo("")
     print_timeline(inv, with_diagnosis=False)
-    for h in inv.profiles:
-        p = h.profile
-        procs = ", ".join(f"{s.comm} {s.pct:.0f}%" for s in p.top_processes(4))
-        funcs = ", ".join(f.label for f in p.top_functions(5))
-        echo(f"cpu{h.cpu} in the {format_duration(h.end - h.start)} before event "
-             f"#{h.event_id}: {p.busy_samples} busy samples; {procs or 'no stacks'}")
-        if funcs:
-            echo(f"  hottest functions: {funcs}")
+    print_hot_cores(inv)
     if inv.zombies is not None and inv.zombies.census is not None:
         echo("")
         print_zombies(inv.zombies, [], [])

@@ -361,11 +361,22 @@ function zombiesSection(D){
   return s;
 }
 
+function hotStacks(D, f){
+  // the hot core's top stacks and memcg walker (analyze --json's profiles) for flame `f`
+  const h = (D.hot_core_stacks || []).find(x => x.cpu === f.cpu && (f.kind === "incident" ? x.event_id === f.event_id : x.basis !== "incident" && Math.abs(x.start - f.start) < 1));
+  const out = [];
+  if (!h) return out;
+  if (h.walker) out.push(el("p", {id: "profile-walker"}, `memcg walker: ${h.walker.comm} in ${h.walker.function} (${num(100 * h.walker.share, 0)}% of the kernel-mode samples)`));
+  if (h.top_stacks.length) out.push(el("div", {id: "profile-stacks"}, table(["process", "share", "stack (leaf first)"], h.top_stacks.map(t => ({cells: [t.comm, num(t.pct) + "%", el("span", {class: "raw"}, t.frames.map(x => x.name).join(" ← "))]})), {class: "stacks"})));
+  return out;
+}
+
 function profileSection(D, ctx){
-  const s = el("section", {id: "profile"}, el("h2", {}, "The hot core's stacks before the first incident"));
-  const f = D.flames.find(x => x.kind === "incident");
+  const f = D.flames.find(x => x.kind === "incident") || D.flames.find(x => x.kind === "episode");
+  const s = el("section", {id: "profile"}, el("h2", {}, f && f.kind === "episode" ? "The hot core's stacks while it was saturated (no incident followed)" : "The hot core's stacks before the first incident"));
   if (!f) { s.append(el("p", {class: "muted"}, "no profile of a hot core before an incident (the perf ring may be off: see sensors)")); return s; }
-  s.append(el("p", {}, `CPU ${f.cpu}, ${iso(f.start)} → ${iso(f.end)}, before event #${f.event_id}: ${f.samples} samples, ${f.busy} busy.`));
+  s.append(el("p", {}, f.kind === "episode" ? `CPU ${f.cpu}, ${f.basis === "stacks" ? "busiest in the kernel (no per-core record)" : "saturated"} ${iso(f.start)} → ${iso(f.end)}: ${f.samples} samples, ${f.busy} busy.` : `CPU ${f.cpu}, ${iso(f.start)} → ${iso(f.end)}, before event #${f.event_id}: ${f.samples} samples, ${f.busy} busy.`));
+  s.append(...hotStacks(D, f));
   const g = el("div", {id: "profile-graph"}); s.append(g);
   const d = el("div", {id: "profile-diff"});
   if (f.diff) s.append(el("h3", {}, `Against the baseline (${f.baseline.note}; red grew, blue shrank)`), d);
@@ -412,6 +423,8 @@ function flameForCell(D, cpu, t){
   if (f) return [f, `the minute around ${iso(Math.floor(t))}`];
   f = mine.filter(x => x.kind === "incident" && x.start <= t && t <= x.end)[0];
   if (f) return [f, `the incident window holding ${iso(Math.floor(t))}`];
+  f = mine.filter(x => x.kind === "episode" && x.start <= t && t <= x.end)[0];
+  if (f) return [f, `the saturation holding ${iso(Math.floor(t))}`];
   return [null, `no profile of CPU ${cpu} at ${iso(Math.floor(t))} is in this page (it holds the hot CPUs only); ` +
     `run: corescope flame --at ${Math.floor(t)} --before 60s --cpu ${cpu} --format html`];
 }
