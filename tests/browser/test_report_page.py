@@ -155,5 +155,9 @@ def test_hot_core_stacks_without_an_incident(visit: Any, tmp_path: Path) -> None
     rows = page.locator("#profile-stacks tr")
     assert rows.count() >= 2 and sc.walker_comm in rows.nth(1).inner_text()
     assert page.locator("#profile-graph canvas, #profile-graph svg, #profile-graph div").count()
+    # each hypothesis's facts are lines of their own, not joined by a visible "\x0a"
+    hyp = page.locator("#hypotheses").inner_text()
+    assert "\\x0a" not in hyp and "dying: " in hyp
+    assert page.locator("#hypotheses tr").nth(1).locator(".raw div").count() >= 3
     v.screenshot("report_no_incident", full_page=True)
     v.assert_clean()

@@ -391,7 +391,7 @@ function hypothesesSection(D){
   if (!dx || !dx.hypotheses) { s.append(el("p", {class: "muted"}, "diagnosis not available")); return s; }
   s.append(table(["hypothesis", "verdict", "score", "evidence", "would change it"], dx.hypotheses.map(h => ({cells: [
     h.name.replace(/_/g, " "), el("span", {class: "tag " + h.verdict}, h.verdict.replace("_", " ")), num(h.score, 2),
-    el("span", {}, h.summary ? el("div", {}, h.summary) : null, el("span", {class: "raw"}, Object.entries(h.evidence || {}).map(([k, v]) => fact(k, v)).join("\n"))),
+    el("span", {}, h.summary ? el("div", {}, h.summary) : null, el("span", {class: "raw"}, Object.entries(h.evidence || {}).map(([k, v]) => el("div", {}, fact(k, v))))),
     h.would_change || ""]}))));
   return s;
 }
