@@ -49,6 +49,22 @@ HARD = [
     ("healthy_bursty", 237, 16, ("--also", "neighbours", "--duration", "15m")),
     ("crash_loop", 204, 16, ("--also", "contention", "--duration", "15m")),
     ("zombie_chain", 54, 16, ("--omit", "dmesg_time", "--duration", "20m")),
+    # a neighbour's kernel bursts beside a growing leak are not the leak's harm (its stacks
+    # walk no memcg): still a warning; tasks waiting for CPUs outrank that warning; every
+    # core busy with the pressure loops not saved (load or contention cannot be told: not
+    # healthy); a quiet hour whose log has no times (not healthy either: unread)
+    ("zombie_no_harm", 71, 16, ("--also", "neighbours", "--duration", "15m")),
+    ("zombie_no_harm", 72, 16, ("--also", "contention", "--duration", "15m")),
+    ("cpu_contention", 97, 16, ("--omit", "pressure", "--duration", "15m")),
+    ("healthy_bursty", 81, 16, ("--also", "contention", "--omit", "pressure",
+                                "--duration", "15m")),
+    ("healthy_bursty", 84, 16, ("--omit", "dmesg_time", "--duration", "15m")),
+    # a crash loop whose restart counts were not saved leaves no trace (healthy, as far as
+    # anyone can tell); a leak whose census was not saved shows as the looping unit
+    ("crash_loop", 112, 16, ("--omit", "restarts", "--duration", "15m")),
+    ("zombie_no_harm", 113, 16, ("--omit", "census", "--duration", "15m")),
+    # the device's keep-alive failures with a busy core before them, on the smallest node
+    ("hardware_fault", 208, 2, ("--also", "hot_core", "--duration", "15m")),
 ]
 
 
@@ -224,3 +240,16 @@ def test_healthy_is_never_supported_beside_a_cause(tmp_path: Path, kind: str, se
     assert h["summary"].startswith(f"not healthy: {want['root_cause']}") or \
         want["root_cause"] in h["summary"], h["summary"]
     _check_consistent(d)
+
+
+def test_a_loop_seen_once_is_not_said_to_restart_zero_times(tmp_path: Path) -> None:
+    """One `systemctl show` snapshot of a unit in auto-restart gives its restart count, not
+    a rate: the crash loop says so instead of "restarting 0/h"."""
+    scen, want = generate(tmp_path, "zombie_no_harm", 113, 16,
+                          ("--omit", "census", "--duration", "15m"))
+    d = run_cli_json("diagnose", str(scen), "--json", timeout=600)
+    h = next(h for h in d["hypotheses"] if h["name"] == "crash_loop")
+    assert h["verdict"] == "supported" and h["summary"].startswith(want["culprit"])
+    assert "0/h" not in h["summary"] and "rate unknown" in h["summary"], h["summary"]
+    assert "rate_per_hour" not in h["evidence"]
+    assert h["evidence"]["restarts_so_far"]["value"] == want["restarts"]["count"]

@@ -39,11 +39,21 @@ def evaluate(inv: Investigation, thr: Thresholds) -> Hypothesis:
                           f"churning >= {CHURN_PER_HOUR:g}/h", "nothing is crash-looping")
     units = [(s, r) for s, r in loops if s.kind != "cgroup-parent"]
     s, rate = max(units or loops, key=lambda x: x[1])
+    basis = str(s.evidence.get("rate_basis", "churn"))
     ev = {"restarting": fact(s.name, s.kind, "restarts and churn"),
-          "rate_per_hour": fact(rate, "restarts/h" if s.kind != "cgroup-parent"
-                                else "cgroups removed/h", str(s.evidence.get("rate_basis",
-                                                                              "churn"))),
           "looping_sources": fact(len(loops), "units/containers/parents", "restarts")}
+    # one snapshot of a unit in auto-restart gives its count, not its rate: "0/h" would
+    # read as "not restarting"
+    known = basis != "none"
+    if known:
+        ev["rate_per_hour"] = fact(rate, "restarts/h" if s.kind != "cgroup-parent"
+                                   else "cgroups removed/h", basis)
+    total = s.evidence.get("restarts")
+    if isinstance(total, int):
+        ev["restarts_so_far"] = fact(total, "restarts", "restart counter")
+    how = f"restarting {rate:.0f}/h" if known else \
+        f"{s.evidence.get('state', 'looping')}" + (f", {total} restarts so far" if
+                                                   isinstance(total, int) else "") + \
+        " (rate unknown: one snapshot)"
     return Hypothesis(NAME, SUPPORTED, round(min(1.0, 0.5 + rate / 720), 4), ev,
-                      "the restarts stopping", f"{s.name} restarting {rate:.0f}/h",
-                      culprit=s.name)
+                      "the restarts stopping", f"{s.name} {how}", culprit=s.name)

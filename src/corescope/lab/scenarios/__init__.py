@@ -130,13 +130,32 @@ def expected(p: Plan) -> dict[str, Any]:
 
 
 def root_cause(p: Plan) -> str:
-    """The story's root cause, unless a second story outranks a harmless first one."""
-    if p.root_cause in ("healthy", "crash_loop", "zombie_no_harm") and "contention" in p.also:
+    """The story's root cause, unless a second story outranks a harmless first one, or the
+    evidence that would name it was not saved."""
+    rc = _seen_cause(p)
+    # a quiet hour whose kernel log has no times (quiet or not cannot be said), or every core
+    # busy with no word on whether tasks waited (load and contention look the same)
+    if rc == "healthy" and ("dmesg_time" in p.omit or p.contended):
+        return "undetermined"
+    return rc
+
+
+def _seen_cause(p: Plan) -> str:
+    # contention shows only in the pressure loops (run-queue wait, CPU PSI); a crash loop
+    # only in restart counts; a leak only in the census
+    seen_contention = p.contended and "pressure" not in p.omit
+    seen_restarts = "restarts" not in p.omit
+    if p.root_cause in ("healthy", "crash_loop", "zombie_leak_no_harm") and seen_contention \
+            and "contention" in p.also:
         return "cpu_contention"  # tasks waiting for CPUs is worse than a harmless loop
-    if p.root_cause in ("healthy", "crash_loop") and "flat_leak" in p.also:
+    if p.root_cause in ("healthy", "crash_loop", "cpu_contention") and "flat_leak" in p.also \
+            and not seen_contention:
         return "zombie_leak_no_harm"  # past the threshold: worth a warning
-    if p.root_cause == "healthy" and "small_leak" in p.also:
-        return "crash_loop"
+    if p.root_cause in ("healthy", "cpu_contention", "crash_loop") and not seen_contention:
+        looping = seen_restarts and (p.root_cause == "crash_loop" or "small_leak" in p.also)
+        return "crash_loop" if looping else "healthy"
+    if p.kind == "zombie_no_harm" and "census" in p.omit:
+        return "crash_loop" if seen_restarts else "healthy"
     # nothing left to name it by: the errors were only in a log with no times, or neither
     # the stacks nor the count of a leak were saved (the saturated core is still named)
     if p.kind == "hardware_fault" and "dmesg_time" in p.omit:
