@@ -60,3 +60,41 @@ def test_no_readings_no_facts_and_merged_evidence_keeps_both_sides() -> None:
     live = MemoryEvidence(softirq_rows=_rows(1, [1, 2, 3, 4, 5]))
     merged = MergedEvidence(stored, live)  # type: ignore[arg-type]
     assert [r.t for r in merged.softirqs(0, 2e10)] == [T0 + 5 * k for k in range(1, 6)]
+
+
+def _soft_hour(raised: bool) -> list:  # type: ignore[type-arg]
+    """Four CPUs for 10 minutes, cpu2 pegged in softirq time from +300 s to +312 s (USER_HZ
+    ticks per 1 s sample), and /proc/softirqs read every 5 s: NET_RX on cpu2 flat at 2,000/s,
+    or ten times that during the saturation."""
+    from corescope.investigate import Window, investigate
+    from corescope.model.cores import CoreSample
+
+    samples = []
+    for i in range(1, 601):
+        deltas = {}
+        for c in range(4):
+            if c == 2 and 300 < i <= 312:
+                deltas[c] = (3, 0, 2, 0, 0, 0, 95, 0, 0, 0)
+            else:
+                deltas[c] = (20, 0, 3, 76, 0, 0, 1, 0, 0, 0)
+        samples.append(CoreSample(T0 + i, 1.0, deltas))
+    rows = [SoftirqSample(T0 + t, 5.0,
+                          {0: 100, 1: 100, 2: (200_000 if raised and 300 < t <= 315 else 10_000),
+                           3: 100}, {c: 0 for c in range(4)}) for t in range(5, 601, 5)]
+    inv = investigate(MemoryEvidence(samples=samples, softirq_rows=rows),
+                      Window(T0, T0 + 600))
+    assert inv.diagnosis is not None
+    return [h for h in inv.diagnosis.hypotheses if h.name == "irq_softirq_saturation"]
+
+
+def test_soft_time_that_is_not_network_receive_is_not_a_net_rx_storm() -> None:
+    """A core pegged in softirq time whose NET_RX rate did not move (block completions,
+    timers, RCU), with no NIC incident after it: not a NET_RX storm. The same saturation
+    with NET_RX ten times its rate before is one."""
+    (calm,) = _soft_hour(raised=False)
+    assert calm.verdict == "ruled_out", calm
+    assert calm.evidence["net_rx_raised"].value is False
+    assert "not by network receive" in calm.summary
+    (storm,) = _soft_hour(raised=True)
+    assert storm.verdict == "supported" and storm.hot_cpu == 2, storm
+    assert storm.evidence["net_rx_raised"].value is True

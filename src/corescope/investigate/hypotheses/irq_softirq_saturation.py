@@ -33,6 +33,8 @@ NAME = "irq_softirq_saturation"
 # (or, with no rows before it, the other CPUs' median), and at least this many per second
 NET_RX_RAISED = 3.0
 NET_RX_MIN_PER_S = 50.0
+# this share of the core's samples in ksoftirqd / NET_RX / NAPI functions says network work
+NET_STACK_SHARE = 0.2
 NOT_RECORDED = ("the per-CPU NET_RX rate was not measured (no /proc/softirqs readings for that "
                 "time: record's netdev sensor off, or artifacts without a softirqs loop)")
 
@@ -93,6 +95,15 @@ def evaluate(inv: Investigation, thr: Thresholds) -> Hypothesis:
     net_share = net / total if total else 0.0
     score = round(min(1.0, 0.4 + 0.2 * (len(hot) > 0) + 0.2 * concentration
                       + 0.2 * net_share + 0.1 * (napi_recent > 0) + 0.1 * raised), 4)
+    if rx and not raised and not hot and not (total and net_share >= NET_STACK_SHARE):
+        # measured: the soft time is not network receive (block, timers, RCU, another
+        # device's hard irqs), its stacks do not say NET_RX, and no NIC incident followed
+        return Hypothesis(
+            NAME, RULED_OUT, round(min(score, 0.3), 4), ev,
+            f"cpu{cpu}'s NET_RX rate raised, NET_RX stacks on it, or a NIC incident after "
+            "its saturation",
+            f"cpu{cpu} saturated in irq/softirq time, but not by network receive (NET_RX "
+            "not raised) and no NIC incident followed")
     if not rx:
         rx_note = f"; {NOT_RECORDED}"
         would = (f"cpu{cpu}'s kernel time in system mode (a process), its stacks outside "
