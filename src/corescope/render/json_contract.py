@@ -117,20 +117,17 @@ def incident_json(v: IncidentView) -> dict[str, Any]:
     return d
 
 
-def report_json(inv: Investigation, with_profiles: bool = True) -> dict[str, Any]:
-    """`report --json`; `analyze --json` carries the profiles once, beside it."""
-    out = {
+def report_json(inv: Investigation) -> dict[str, Any]:
+    return {
         "schema": SCHEMA,
         "incidents": [incident_json(v) for v in inv.incidents],
         "summary": as_json(inv.correlation),
         "lost_records": inv.lost_records,
         "record_span": None if inv.record_span is None
         else [round(inv.record_span[0], 3), round(inv.record_span[1], 3)],
+        "profiles": profiles_json(inv),
         "diagnosis": diagnosis_json(inv.diagnosis),
     }
-    if with_profiles:
-        out["profiles"] = profiles_json(inv)
-    return out
 
 
 # --- zombies -----------------------------------------------------------------------------------
@@ -259,7 +256,7 @@ def investigation_json(inv: Investigation) -> dict[str, Any]:
         "findings": [as_json(f) for f in inv.findings],
         "cores": cores_json(inv),
         "events": events_json(inv),
-        "report": report_json(inv, with_profiles=False),
+        "report": report_json(inv),
         "zombies": zombies_json(inv),
         "profiles": profiles_json(inv),
         "diagnosis": diagnosis_json(inv.diagnosis),
