@@ -162,6 +162,8 @@ def _seen_cause(p: Plan) -> str:
         return "undetermined"
     if p.kind == "zombie_chain" and {"perf", "census"} <= p.omit:
         return "undetermined"
+    if p.kind == "memory_pressure" and {"pressure", "dmesg_time"} <= p.omit:
+        return "undetermined"  # OOM kills in a log without times, and no PSI or vmstat
     return p.root_cause
 
 
