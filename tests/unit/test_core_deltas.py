@@ -68,3 +68,25 @@ def test_any_sequence_matches_the_full_parse(steps: list[tuple[str, int]]) -> No
                 data = head + b"\ncpu0 " + b" ".join(nums)
         texts.append(data)
     _check(texts)
+
+
+def test_stored_rows_follow_the_cpu_set_through_hotplug(tmp_path) -> None:
+    # the row's CPU list is encoded once per CPU set and kept: a set that changes (and
+    # changes back) must be written as it is at each tick
+    from corescope.store.db import Store
+    from corescope.store.series import SeriesWriter, read_samples
+
+    # each set read twice running, so each is sampled on the fast path too
+    names = ("hotplug-1.stat", "hotplug-1.stat", "hotplug-2.stat", "hotplug-2.stat",
+             "hotplug-3.stat", "hotplug-3.stat", "hotplug-1.stat", "hotplug-1.stat")
+    feed = iter([(D / name).read_bytes() for name in names])
+    cd = CoreDeltas(lambda: next(feed))
+    cd.reset()
+    wrote = [cd.sample(1.7e9 + k, 1.0) for k in range(len(names) - 1)]
+    with Store.open(tmp_path / "s") as store:
+        w = SeriesWriter(store)
+        for s in wrote:
+            w.append(s)
+        got = read_samples(store, 0, 2e9)
+    assert [dict(s.deltas) for s in got] == [dict(s.deltas) for s in wrote]
+    assert len({tuple(s.deltas) for s in wrote}) > 1

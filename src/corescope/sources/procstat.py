@@ -146,6 +146,7 @@ class CoreDeltas:
         self._vals: np.ndarray | None = None
         self._ids: tuple[int, ...] = ()
         self._id_bytes = b""  # the CPU id column of _vals, compared as bytes (one C call)
+        self._fields_at = np.zeros((0, _NFIELDS), np.intp)
 
     def reset(self) -> ProcStat:
         """Read now as the base of the next delta (the full parse, validated)."""
@@ -165,6 +166,10 @@ class CoreDeltas:
             grid[:, 1:] = cpus.flat
             self._vals, self._ids = vals, cpus.ids
             self._id_bytes = vals[_NFIELDS::_NFIELDS + 1].tobytes()
+            # where each CPU's ten counters sit in the flat read: one take() lays them out as
+            # [cpu, field], contiguous, as the store writes them
+            self._fields_at = (np.arange(n)[:, None] * (_NFIELDS + 1) + (_NFIELDS + 1)
+                               + np.arange(_NFIELDS)[None, :])
 
     def _prev_stat(self) -> ProcStat:
         if self._prev is None:  # the last read was a fast one: view it as a ProcStat
@@ -189,8 +194,8 @@ class CoreDeltas:
                 d = vals - prev
                 np.maximum(d, 0, out=d)
                 self._vals, self._prev = vals, None
-                rows = d[_NFIELDS:].reshape(-1, _NFIELDS + 1)[:, 1:]
-                return CoreSample(t=t, interval_s=interval_s, deltas=PackedRows(self._ids, rows))
+                return CoreSample(t=t, interval_s=interval_s,
+                                  deltas=PackedRows(self._ids, d.take(self._fields_at)))
         cur = parse_proc_stat(data, self._source)
         out = delta(self._prev_stat(), cur, t, interval_s)
         self._remember(cur)

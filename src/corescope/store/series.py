@@ -55,10 +55,21 @@ class SeriesFormatError(ValueError):
 
 # --- raw rows (one per sample) ---------------------------------------------------------------
 
+_prefix: tuple[tuple[int, ...], bytes] = ((), b"")  # the last CPU list and its encoding
+
+
+def _ids_prefix(ids: tuple[int, ...]) -> bytes:
+    """The row's head: how many CPUs, then their ids (the same every tick, so kept)."""
+    global _prefix
+    if _prefix[0] != ids:
+        _prefix = (ids, array("I", [len(ids), *ids]).tobytes())
+    return _prefix[1]
+
+
 def _encode_row(sample: CoreSample) -> bytes:
     d = sample.deltas
     if isinstance(d, PackedRows) and isinstance(d.flat, np.ndarray):  # the sampling hot path
-        return array("I", [len(d.ids), *d.ids]).tobytes() + d.flat.astype(np.uint32).tobytes()
+        return _ids_prefix(d.ids) + d.flat.astype(np.uint32).tobytes()
     cpus = sample.cpus
     values = array("I", [len(cpus), *cpus])
     for cpu in cpus:
@@ -362,6 +373,7 @@ class SeriesWriter:
         self.store = store
         self.block_samples = block_samples
         self._pending = store.query("SELECT COUNT(*) FROM core_recent")[0][0]
+        self._cursor = store.conn.cursor()  # one per tick would be allocated and dropped
 
     def append(self, sample: CoreSample) -> None:
         """Store one sample. Raises InvalidSample (storing nothing) for an unusable time."""
@@ -372,7 +384,7 @@ class SeriesWriter:
         # one statement is its own transaction (the connection is in autocommit mode): as
         # atomic and as durable as BEGIN/INSERT/COMMIT, and two statements fewer each tick
         with self.store.lock:
-            self.store.conn.execute(_APPEND, row)
+            self._cursor.execute(_APPEND, row)
         self._pending += 1
         if self._pending >= self.block_samples:
             self.flush()
