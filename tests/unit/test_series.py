@@ -9,11 +9,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from corescope.model.cores import FIELDS, CoreSample
+from corescope.model.matrix import CoreMatrix
 from corescope.store import retention
 from corescope.store.db import Store, StoreError
 from corescope.store.series import (
     SeriesFormatError,
     SeriesWriter,
+    _one_run,
+    block_row,
     decode_block,
     encode_block,
     read_samples,
@@ -131,3 +134,23 @@ def test_store_tightens_its_own_loose_directory(tmp_path):
     d.chmod(0o755)
     Store.open(d).close()
     assert stat.S_IMODE(d.stat().st_mode) == 0o700
+
+
+@pytest.mark.parametrize("drop,big,ncpu", [(0.0, False, 12), (0.0, True, 96), (0.2, False, 12),
+                                           (0.0, False, 1)])
+def test_a_fold_stores_the_block_the_per_sample_fold_builds(tmp_path, drop, big, ncpu):
+    # the usual minute (one run, same CPUs) is folded from the rows' bytes; it must store
+    # byte for byte what folding sample by sample stores, and hotplug still folds that way
+    samples = rand_samples(60, ncpu, drop=drop, big=big)
+    with Store.open(tmp_path / "s") as store:
+        w = SeriesWriter(store, block_samples=10**6)
+        for x in samples:
+            w.append(x)
+        rows = store.query("SELECT t, interval_s, payload FROM core_recent ORDER BY t")
+        assert (_one_run(rows) is not None) == (drop == 0)  # which way it folds
+        w.flush()
+        got = store.query("SELECT t0, t1, n, payload, zone FROM core_blocks")
+        assert store.query("SELECT COUNT(*) FROM core_recent") == [(0,)]
+        same(read_samples(store, 0, 2e9), samples)
+    m = CoreMatrix.from_samples(samples)
+    assert got == [block_row(m.t, m.interval_s, m.cpus, m.ticks, m.present)]
