@@ -16,6 +16,7 @@ from conftest import FIXTURES
 from corescope.analysis.usage import usage_of
 from corescope.sources.artifacts import kernel_log, sysstat, units
 from corescope.sources.artifacts.content import module_for, sniff
+from corescope.sources.kmsg import journal_monotonic as kernel_log_monotonic
 from corescope.sources.kmsg import parse_saved_log
 from corescope.sources.units import parse_journal_restarts
 
@@ -196,23 +197,22 @@ def _journal_json_records() -> list:
     return recs
 
 
-@pytest.mark.parametrize("fmt,tol,all5", [
-    ("short_iso", 1.0, True), ("short_iso_precise", 1e-6, True),
-    ("short_full", 1.0, False), ("short_unix", 1e-6, False),
+@pytest.mark.parametrize("fmt,tol", [
+    ("short_iso", 1.0), ("short_iso_precise", 1e-6), ("short_full", 1.0), ("short_unix", 1e-6),
 ])
-def test_journalctl_short_formats_with_dates(utc, fmt: str, tol: float, all5: bool) -> None:  # type: ignore[no-untyped-def]
+def test_journalctl_short_formats_with_dates(utc, fmt: str, tol: float) -> None:  # type: ignore[no-untyped-def]
     """`journalctl -k -o short-*` as journalctl 252 printed them from the journal of
-    journal_k.json. The fifth entry has no hostname and no identifier ("unknown:"): where
-    the form cannot tell it from another program's line, it is left out."""
+    journal_k.json. The fifth entry has no hostname and no identifier (`unknown:`): in a
+    kernel log that is a kernel entry, read with its message as it is."""
     name = f"journal_k_{fmt}.txt"
     p = _parse(name)
     assert p.kind == "kernel_log"
     ref = _journal_json_records()
     timed = [r for r in p.kernel if r.wall is not None]
-    assert len(timed) == (5 if all5 else 4)
-    got = timed[:4]
-    assert [r.message for r in got] == [r.message for r in ref[:4]]
-    for g, r in zip(got, ref[:4], strict=True):
+    assert len(timed) == 5 and not p.diagnostics
+    assert [r.message for r in timed] == [r.message for r in ref]
+    for g, r in zip(timed, ref, strict=True):
+        # short-iso-precise and short-unix print microseconds (journal_k.json holds them)
         assert g.wall == pytest.approx(r.wall, abs=tol)
 
 
@@ -220,7 +220,7 @@ def test_journalctl_short_formats_with_dates(utc, fmt: str, tol: float, all5: bo
 def test_journalctl_short_without_a_year(utc, fmt: str, tol: float) -> None:  # type: ignore[no-untyped-def]
     """syslog's stamp has no year: the latest year that does not put it in the future."""
     p = _parse(f"journal_k_{fmt}.txt")
-    ref = _journal_json_records()[:4]
+    ref = _journal_json_records()
     assert [r.message for r in p.kernel] == [r.message for r in ref]
     now = time.time()
     for g, r in zip(p.kernel, ref, strict=True):
@@ -234,7 +234,63 @@ def test_journalctl_short_monotonic(utc) -> None:  # type: ignore[no-untyped-def
     p = _parse("journal_k_short_monotonic.txt")
     ref = _journal_json_records()
     assert len(p.kernel) == 5
-    assert [(r.message, r.usec) for r in p.kernel[:4]] == [(r.message, r.usec) for r in ref[:4]]
+    assert [(r.message, r.usec) for r in p.kernel] == [(r.message, r.usec) for r in ref]
+
+
+SHORT_FORMS = ["short", "short_precise", "short_iso", "short_iso_precise", "short_full",
+               "short_monotonic", "short_unix"]
+# journal_anon_k.export: the shapes systemd's output_short prints for a kernel entry
+ANON = [
+    "ena 0000:00:05.0 eth0: TX q 5 is paused for too long (threshold 5000000). Time since "
+    "last napi 6104000 usec. napi scheduled: 1",  # `node-7 kernel:`
+    "ena 0000:00:05.0 eth0: Trigger reset is on",  # `kernel:` (no _HOSTNAME)
+    "ACPI: \\_SB_.PCI0: Device reset completed",  # `kernel: ACPI: ...`: no host `kernel:`
+    "watchdog: BUG: soft lockup - CPU#39 stuck for 23s! [kubelet:2817]",  # `node-7 unknown:`
+    "usb 1-1: device descriptor read/64, error -71",  # `node-7 unknown[412]:` (SYSLOG_PID)
+    "EDAC MC0: 1 CE memory read error on CPU_SrcID#0_Ha#0_Chan#1_DIMM#0",  # `unknown:`
+]
+ANON_MONO = [20111002311, 20111903001, 20112430022, 20400000000, 20450000000, 20500000000]
+
+
+@pytest.mark.parametrize("fmt", SHORT_FORMS)
+def test_journalctl_kernel_entries_without_hostname_or_identifier(utc, fmt: str) -> None:  # type: ignore[no-untyped-def]
+    """Every kernel entry of `journalctl -k -o short*` is read, whatever journalctl printed
+    for its host and identifier (`kernel:`, `node-7 unknown[412]:`, `unknown:`), with its
+    message as it is (a message starting `ACPI: ` is no `kernel:` host's)."""
+    p = _parse(f"journal_k_anon_{fmt}.txt")
+    assert p.kind == "kernel_log" and not p.diagnostics
+    assert [r.message for r in p.kernel] == ANON
+    if fmt == "short_monotonic":
+        assert [r.usec for r in p.kernel] == ANON_MONO
+    else:
+        precise = fmt in ("short_precise", "short_iso_precise", "short_unix")
+        for r, mono in zip(p.kernel, ANON_MONO, strict=True):
+            want = 1796052546.158 + mono / 1e6  # the export's realtime
+            got = r.wall if fmt not in ("short", "short_precise") else r.wall % 86400
+            assert got == pytest.approx(want if fmt not in ("short", "short_precise")
+                                        else want % 86400, abs=1e-6 if precise else 1.0)
+
+
+@pytest.mark.parametrize("fmt", SHORT_FORMS)
+def test_journalctl_whole_journal_reads_only_the_kernel(utc, fmt: str) -> None:  # type: ignore[no-untyped-def]
+    """`journalctl -o short*` without -k: other programs' lines (`node-7 systemd[1]:`, a
+    `kubelet[2817]:` known by its _COMM) are skipped in every form, and the `unknown:` ones,
+    which could be anyone's there, are skipped with the reason."""
+    p = _parse(f"journal_all_anon_{fmt}.txt")
+    assert [r.message for r in p.kernel] == ANON[:3]
+    notes = [d.message for d in p.diagnostics]
+    assert any(n.startswith("3 lines without an identifier") for n in notes)
+    assert any(n.startswith("2 syslog lines of other programs") for n in notes)
+
+
+def test_dmesg_is_not_taken_for_journal_monotonic() -> None:
+    """dmesg's own `[  123.456789] msg` lines keep their text: `ACPI: ...` or `usb 1-1: ...`
+    after the stamp is the message, not an identifier."""
+    for name in ("dmesg.txt", "dmesg_ref.txt"):
+        data = _bytes(name)
+        p = _parse(name)
+        assert not kernel_log_monotonic(data)
+        assert len(p.kernel) == data.decode().count("\n[")  + data.decode().startswith("[")
 
 
 @pytest.mark.parametrize("name", ["journal_k_pretty.json", "journal_k_sse.json"])

@@ -142,20 +142,46 @@ _DMESG_ISO = re.compile(
 # `Nov 29 19:36:54` (journalctl's `short`; `short-precise` adds microseconds), RFC 3339
 # (rsyslog's default file format; journalctl `short-iso`, `short-iso-precise`),
 # `Sun 2026-11-29 19:36:54 UTC` (`short-full`), epoch seconds (`short-unix`) or the
-# kernel's own `[  123.456789]` (`short-monotonic`). Only the traditional and full stamps
-# are never dmesg's own, so only there a line from another program is known for one.
+# kernel's own `[  123.456789]` (`short-monotonic`). The traditional, full and epoch stamps
+# are never dmesg's own, nor an ISO stamp with a dot or no fraction (dmesg's iso has a comma:
+# `15:29:06,410164+00:00`), so there a line from another program is known for one; a
+# `short-monotonic` file is told from dmesg as a whole (journal_monotonic).
+# journalctl (systemd's output_short) prints `STAMP[ HOST] IDENT[[PID]]: MESSAGE`: no HOST
+# when the entry has no _HOSTNAME, and for IDENT the SYSLOG_IDENTIFIER, else _COMM, else
+# `unknown`. A host name holds no colon, so `kernel: ACPI: ...` is no host `kernel:`.
 SYSLOG_LINE = re.compile(
     rb"^(?:(?P<trad>[A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d(?:\.\d{1,9})?)"
     rb"|(?P<iso>\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d{1,9})?(?:Z|[+-]\d\d:?\d\d)?)"
     rb"|(?P<full>[A-Z][a-z]{2} \d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d{1,9})? [A-Za-z0-9+_/-]+)"
     rb"|(?P<unix>\d{9,11}\.\d{1,9})"
     rb"|\[\s*(?P<mono>\d{1,12}\.\d{1,9})\])"
-    rb"(?: (?P<host>\S+))? (?P<ident>[^\s\[\]:]+)(?:\[\d+\])?: (?P<rest>.*)$"
+    rb"(?: (?P<host>[^\s:]+))? (?P<ident>[^\s\[\]:]+)(?:\[\d+\])?: (?P<rest>.*)$"
 )
+# what follows `short-monotonic`'s stamp: `[HOST ]IDENT[[PID]]: `
+_MONO_IDENT = re.compile(rb"(?:[^\s:]+ )?([^\s\[\]:]+)(\[\d+\])?: ")
+# the identifier journalctl prints for an entry with neither SYSLOG_IDENTIFIER nor _COMM
+_UNKNOWN = b"unknown"
+_OTHER, _NO_IDENT = -1, -2  # _dmesg_header's facility for another program's, `unknown`'s line
 # journalctl's own lines: `-- Boot 4f3e... --`, `-- No entries --`, `-- Logs begin at ... --`
 _JOURNAL_NOTE = re.compile(rb"^-- .* --$")
-# journalctl -o short-monotonic's `[  123.456789] host kernel: `
-_MONO_HOST = re.compile(rb"\S+ kernel: ")
+
+
+def journal_monotonic(data: bytes, probe: int = 200) -> bool:
+    """Whether `[  123.456789] ...` lines are `journalctl -o short-monotonic` (each with
+    `[HOST ]IDENT[[PID]]: ` after the stamp), not dmesg: most of the first `probe` stamped
+    lines name the kernel, `unknown` or a program with its pid (dmesg's messages seldom do)."""
+    seen = named = 0
+    for line in data[:1 << 20].split(b"\n", probe * 4)[:probe * 4]:
+        m = _FAST.match(line)
+        if m is None:
+            continue
+        seen += 1
+        h = _MONO_IDENT.match(m.group(3))
+        if h is not None and (h.group(1) in (b"kernel", _UNKNOWN) or h.group(2)):
+            named += 1
+        if seen >= probe:
+            break
+    return seen > 0 and 2 * named >= seen
 # colours (`dmesg --color=always`, a terminal capture)
 _SGR = re.compile(rb"\x1b\[[0-9;]*m")
 
@@ -194,6 +220,8 @@ def parse_dmesg(data: str | bytes, source: str = "dmesg"
     append = records.append
     fast = _FAST.match
     untimed = untimed_first = 0
+    journal_mono = journal_monotonic(data)
+    no_ident: list[int] = []  # records of `unknown` lines: the kernel's only in a kernel log
     for lineno, raw_line in enumerate(data.split(b"\n"), 1):
         line = raw_line.rstrip(b"\r")
         if line[:2] == b"\x1b[":
@@ -207,15 +235,22 @@ def parse_dmesg(data: str | bytes, source: str = "dmesg"
                                   wall, "dmesg"))
             usec = int(m.group(1)) * 1_000_000 + int(m.group(2))
             msg = m.group(3)
-            if b" kernel: " in msg[:300] and (h := _MONO_HOST.match(msg)) is not None:
-                msg = msg[h.end():]  # journalctl -o short-monotonic: `host kernel: `
+            if journal_mono and (h := _MONO_IDENT.match(msg)) is not None:
+                # journalctl -o short-monotonic: `[host ]kernel: `, `[host ]unknown: `
+                if h.group(1) == _UNKNOWN:
+                    no_ident.append(len(records))
+                elif h.group(1) != b"kernel":
+                    others += 1  # another program's line
+                    lines = None
+                    continue
+                msg = msg[h.end():]
             lines = [msg.decode("utf-8", errors="replace")]
             wall = level = facility = None
             continue
         if not line.strip() or _JOURNAL_NOTE.match(line):
             continue
         header = _dmesg_header(line, diags, source, lineno)
-        if header is not None and header[4] == -1:
+        if header is not None and header[4] == _OTHER:
             others += 1
             if lines is not None:
                 append(KmsgRecord("\n".join(lines), usec, None, level, facility, "",
@@ -242,10 +277,21 @@ def parse_dmesg(data: str | bytes, source: str = "dmesg"
             append(KmsgRecord("\n".join(lines), usec, None, level, facility, "", _NO_META,
                               wall, "dmesg"))
         msg, usec, wall, level, facility = header
+        if facility == _NO_IDENT:
+            no_ident.append(len(records))
+            facility = None
         lines = [msg]
     if lines is not None:
         append(KmsgRecord("\n".join(lines), usec, None, level, facility, "", _NO_META, wall,
                           "dmesg"))
+    if no_ident and others:
+        # entries journalctl printed as `unknown` (no identifier, no command) are the
+        # kernel's in `journalctl -k`; beside other programs' lines they could be anyone's
+        drop = set(no_ident)
+        records[:] = [r for i, r in enumerate(records) if i not in drop]
+        diags.append(Diagnostic(source, f"{len(drop)} lines without an identifier "
+                                "(`unknown:`) among other programs' lines skipped: they "
+                                "may not be the kernel's"))
     if untimed:
         diags.append(Diagnostic(source, f"{untimed} lines without a timestamp: each is an event "
                                 "of its own, with no time", untimed_first))
@@ -294,9 +340,20 @@ def _dmesg_header(line: bytes, diags: list[Diagnostic], source: str, lineno: int
     A syslog line of another program than the kernel gives ("", None, None, None, -1)."""
     syslog_wall_t: float | None = None
     m = SYSLOG_LINE.match(line)
-    if m and (m["ident"] == b"kernel" or m["trad"] is not None or m["full"] is not None):
-        if m["ident"] != b"kernel":
-            return "", None, None, None, -1  # another program's line in a syslog file
+    if m and (m["ident"] in (b"kernel", _UNKNOWN) or m["mono"] is None):
+        if m["ident"] not in (b"kernel", _UNKNOWN):
+            return "", None, None, None, _OTHER  # another program's line in a syslog file
+        if m["ident"] == _UNKNOWN:
+            # an entry with no identifier: the message as it is, on journald's clock
+            t = syslog_wall(m)
+            rest = m.group("rest").decode("utf-8", errors="replace")
+            if m["mono"] is not None:
+                sec, _, frac = m["mono"].partition(b".")
+                return rest, int(sec) * 1_000_000 + int((frac.decode() + "000000")[:6]), \
+                    None, None, _NO_IDENT
+            if t is None:
+                diags.append(Diagnostic(source, "unreadable syslog stamp", lineno))
+            return rest, None, t, None, _NO_IDENT
         line = m.group("rest")
         if m["mono"] is not None:
             sec, _, frac = m["mono"].partition(b".")
