@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from conftest import run_cli, run_cli_json
+from corescope.evidence.live import LiveEvidence
 from corescope.rootfs import Root
 from corescope.runner import Runner
 from corescope.sensors.base import RecordOptions, SensorEnv
@@ -134,6 +135,25 @@ def _voluntary_switches(tid: int) -> int:
         if line.startswith("voluntary_ctxt_switches:"):
             return int(line.split()[1])
     raise AssertionError("no voluntary_ctxt_switches in /proc/self/task/*/status")
+
+
+def test_a_ring_only_line_takes_the_skew_the_recorder_learned(kmsg_sensor) -> None:
+    """doctor reads lines only the ring still holds (no recorder ran) with the skew a
+    recorder stored this boot, so they sit where the recorder would have put them."""
+    sensor, store = kmsg_sensor
+    nonce = uuid.uuid4().hex[:10]
+    _write_kmsg(f"corescope-test: learn {nonce}")
+    _wait_for(store, nonce)
+    sensor.tick(time.time(), time.monotonic())  # re-anchors, storing the learned skew
+    boot = time.time() - time.clock_gettime(time.CLOCK_BOOTTIME)
+    skew = store_events.latest_skew(store, boot)
+    assert skew == pytest.approx(sensor._skew_s, abs=1e-3)
+    before, _ = _write_kmsg(f"corescope-test: ring only {nonce}")
+    live = LiveEvidence(Root(), Runner())
+    live.read_kernel_ring(skew)
+    seen = time.time()
+    ours = [e for e in live.kernel_events if f"ring only {nonce}" in e.raw]
+    assert len(ours) == 1 and before - 0.005 <= ours[0].time <= seen + 0.005, (before, ours)
 
 
 def test_kmsg_reader_sleeps_until_the_kernel_logs(kmsg_sensor) -> None:

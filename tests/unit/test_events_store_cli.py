@@ -89,6 +89,18 @@ def _build_store(path: Path, now: float) -> None:
             QueueIrq("eth0", 5, 79, "eth0-Tx-Rx-5", "txrx", (1,), "delta")])
 
 
+def test_latest_skew_is_this_boots_newest_anchor(tmp_path: Path) -> None:
+    store = Store.open(tmp_path / "s")
+    assert store_events.latest_skew(store, 0.0) is None
+    store_events.record_anchor(store, 1000.0, "monotonic", 1.7e9, 1e-6, -0.030)  # last boot
+    store_events.record_anchor(store, 2000.0, "marker", 1.7e9, 1e-6, -0.011)
+    store_events.record_anchor(store, 2010.0, "monotonic", 1.7e9, 1e-6, None)  # no skew known
+    store_events.record_anchor(store, 2020.0, "monotonic", 1.7e9, 1e-6, -0.018)
+    assert store_events.latest_skew(store, 1500.0) == -0.018
+    assert store_events.latest_skew(store, 3000.0) is None  # nothing anchored this boot
+    store.close()
+
+
 def test_report_json_contract(tmp_path: Path) -> None:
     import math
     import time

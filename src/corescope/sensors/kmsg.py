@@ -69,6 +69,7 @@ class KmsgSensor(Sensor):
         self._wake: tuple[int, int] | None = None  # a pipe: close() wakes the blocked reader
         self._skew_s = 0.0  # kmsg clock − CLOCK_MONOTONIC, as the anchor uses it
         self._skew_bound = SkewBound()
+        self._stored_skew: float | None = None  # the skew the last stored anchor carries
         self._clock_lock = threading.Lock()  # the reader learns the skew, tick() re-anchors
         self.anchor: ClockAnchor | None = None
         self.boot_id: str | None = None
@@ -117,6 +118,7 @@ class KmsgSensor(Sensor):
         try:
             store_events.record_anchor(store, cal.anchor.taken_wall, "marker",
                                        cal.anchor.offset_s, cal.anchor.error_s, cal.skew_s)
+            self._stored_skew = cal.skew_s
         except Exception as exc:  # the store may be full: the clock is still right
             log.warning("kmsg: marker anchor not stored: %s", exc)
         return (f"clock verified with a marker record (kmsg − monotonic "
@@ -244,9 +246,14 @@ class KmsgSensor(Sensor):
             new = anchor_clock(skew_s=self._skew_s)
             old = self.anchor
             self.anchor = new
-        if self._store is not None and (old is None or abs(new.offset_s - old.offset_s) > 1e-3):
+        # stored when the clock moved or the skew was learned anew (doctor reads it back for
+        # lines only the ring holds); the reader's skew update already shifted `old`
+        moved = old is None or abs(new.offset_s - old.offset_s) > 1e-3
+        if self._store is not None and (moved or self._stored_skew is None
+                                        or abs(self._skew_s - self._stored_skew) > 1e-3):
             store_events.record_anchor(self._store, new.taken_wall, "monotonic", new.offset_s,
                                        new.error_s, self._skew_s)
+            self._stored_skew = self._skew_s
 
     def close(self) -> None:
         self._stop.set()

@@ -187,6 +187,14 @@ def record_anchor(store: Store, t: float, method: str, offset_s: float, error_s:
                   "VALUES (?,'anchor',?,?,?,?)", (t, method, offset_s, error_s, skew_s))
 
 
+def latest_skew(store: Store, since: float) -> float | None:
+    """The kmsg clock's skew (kmsg − CLOCK_MONOTONIC) the recorder last knew, if it anchored
+    after `since` (this boot's start: the skew is a property of one boot)."""
+    rows = store.query("SELECT skew_s FROM kmsg_log WHERE what = 'anchor' AND time >= ? "
+                       "AND skew_s IS NOT NULL ORDER BY time DESC LIMIT 1", (since,))
+    return float(rows[0][0]) if rows else None
+
+
 def insert_irq_map(store: Store, t: float, qmap: Sequence[QueueIrq]) -> None:
     with store.write() as c:
         c.executemany(

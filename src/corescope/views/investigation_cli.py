@@ -3,6 +3,8 @@ Investigation (the window options live in clitypes)."""
 
 from __future__ import annotations
 
+import sqlite3
+import time
 from collections.abc import Collection
 
 import click
@@ -79,7 +81,7 @@ def node_evidence(obj: CliContext, *, sample_seconds: float = 0.0, kernel_ring: 
         except (OSError, ValueError) as exc:
             fail(f"cannot sample per-core CPU time: {exc}")
     if kernel_ring:
-        live.read_kernel_ring()
+        live.read_kernel_ring(_recorded_skew(store))
     live.read_cgroups()
     live.read_restarts()
     if store is None:
@@ -89,3 +91,17 @@ def node_evidence(obj: CliContext, *, sample_seconds: float = 0.0, kernel_ring: 
                 "keep history); only the live node was examined")
         return live, [store_status]
     return MergedEvidence(StoreEvidence(store, obj.runner), live), []
+
+
+def _recorded_skew(store: Store | None) -> float | None:
+    """The kernel log clock's skew a recorder learned this boot (so lines only the ring still
+    holds sit where the recorder would have put them)."""
+    if store is None:
+        return None
+    from corescope.store import events as store_events
+
+    boot = time.time() - time.clock_gettime(time.CLOCK_BOOTTIME)
+    try:
+        return store_events.latest_skew(store, boot)
+    except (sqlite3.Error, StoreError):  # a damaged store: the ring is still read, unskewed
+        return None
