@@ -148,6 +148,11 @@ def test_a_ring_only_line_takes_the_skew_the_recorder_learned(kmsg_sensor) -> No
     boot = time.time() - time.clock_gettime(time.CLOCK_BOOTTIME)
     skew = store_events.latest_skew(store, boot)
     assert skew == pytest.approx(sensor._skew_s, abs=1e-3)
+    again = KmsgSensor(sensor.env)  # a restart in this boot starts from the learned skew
+    try:
+        assert again.open(store).ok and again._skew_s == skew
+    finally:
+        again.close()
     before, _ = _write_kmsg(f"corescope-test: ring only {nonce}")
     live = LiveEvidence(Root(), Runner())
     live.read_kernel_ring(skew)

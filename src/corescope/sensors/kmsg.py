@@ -105,8 +105,20 @@ class KmsgSensor(Sensor):
         return SensorStatus(self.name, True, f"{backlog}; {clock}")
 
     def _set_clock(self, store: Store) -> str:
-        self.anchor = anchor_clock()
+        # a restart in the same boot resumes the skew the last run learned (the backlog's
+        # lines are placed with it); streamed lines refine it
+        boot = time.time() - time.clock_gettime(time.CLOCK_BOOTTIME)
+        try:
+            known = store_events.latest_skew(store, boot)
+        except Exception as exc:  # an unreadable log table must not stop the sensor
+            log.warning("kmsg: stored clock skew not read: %s", exc)
+            known = None
+        self._skew_s = self._stored_skew = known if known is not None else 0.0
+        self.anchor = anchor_clock(skew_s=self._skew_s)
         if not self.env.options.kmsg_clock_check:
+            if known is not None:
+                return (f"clock anchored on CLOCK_MONOTONIC, kmsg skew {known * 1e3:+.1f} ms "
+                        "as learned earlier this boot")
             return "clock anchored on CLOCK_MONOTONIC"
         cal = calibrate_with_marker(self.env.root) if os.geteuid() == 0 else None
         if cal is None:
