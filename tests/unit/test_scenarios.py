@@ -320,6 +320,7 @@ def test_what_was_not_saved_is_not_guessed() -> None:
     assert rc("healthy_bursty", also=("small_leak",), omit=("restarts",)) == "healthy"
     assert rc("zombie_no_harm", omit=("census",)) == "crash_loop"
     assert rc("zombie_no_harm", omit=("census", "restarts")) == "healthy"
+    assert rc("crash_loop", also=("flat_leak",), omit=("census",)) == "crash_loop"
     # memory pressure shows in PSI and vmstat, or in the OOM lines of a log with times
     assert rc("memory_pressure", omit=("pressure",)) == "memory_pressure"
     assert rc("memory_pressure", omit=("dmesg_time",)) == "memory_pressure"

@@ -149,7 +149,7 @@ def _seen_cause(p: Plan) -> str:
             and "contention" in p.also:
         return "cpu_contention"  # tasks waiting for CPUs is worse than a harmless loop
     if p.root_cause in ("healthy", "crash_loop", "cpu_contention") and "flat_leak" in p.also \
-            and not seen_contention:
+            and not seen_contention and "census" not in p.omit:
         return "zombie_leak_no_harm"  # past the threshold: worth a warning
     if p.root_cause in ("healthy", "cpu_contention", "crash_loop") and not seen_contention:
         looping = seen_restarts and (p.root_cause == "crash_loop" or "small_leak" in p.also)
