@@ -2,9 +2,10 @@
 
 The verdict is the supported root cause with the highest score (ties: the order below, the
 incident's own chain first). A leak with no harm, a crash loop and a healthy node are
-verdicts only when nothing worse is supported. Confidence is the winner's score weighed by
-how surprising the correlation is: the fraction of incidents a hot core preceded against the
-base rate at random instants (1 − p-value), when there are incidents."""
+verdicts only when nothing worse is supported and no incident is left unexplained.
+Confidence is the winner's score weighed by how surprising the correlation is: the fraction
+of incidents a hot core preceded against the base rate at random instants (1 − p-value),
+when there are incidents."""
 
 from __future__ import annotations
 
@@ -91,7 +92,10 @@ def diagnose(inv: Investigation, thr: Thresholds) -> Diagnosis:
         supported = [h for h in supported if explained(h) > 0] or supported
     if supported:
         winner = max(supported, key=lambda h: (h.score, -PRIMARY.index(h.name)))
-    else:
+    elif not real_incidents(inv):
+        # a leak warning, a crash loop or a healthy node explains no incident: with
+        # incidents that no cause accounts for, the answer is undetermined (what was seen
+        # is still told), not the fallback
         winner = next((by[n] for n in FALLBACK if n in by and by[n].verdict == SUPPORTED),
                       None)
     if winner is None:

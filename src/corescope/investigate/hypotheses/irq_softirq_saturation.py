@@ -72,7 +72,8 @@ def evaluate(inv: Investigation, thr: Thresholds) -> Hypothesis:
     concentration = len({q.name for q in queues if cpu in q.cpus}) / max(
         1, len({q.name for q in queues})) if queues else 0.0
     net = total = 0
-    for p in inv.profiles:
+    # the stacks before its incidents, else (none followed) those of its saturations
+    for p in inv.profiles + inv.episode_profiles:
         if p.cpu != cpu:
             continue
         for (comm, _pid, frames), n in p.profile.stacks.items():

@@ -4,36 +4,12 @@ and no incident yet: a warning with the projected crossing."""
 from __future__ import annotations
 
 from corescope.investigate.diagnosis import NOT_MEASURED, RULED_OUT, SUPPORTED, Hypothesis
-from corescope.investigate.hypotheses.common import (
-    fact,
-    find_walker,
-    is_sys_episode,
-    real_incidents,
-    starvable,
-)
+from corescope.investigate.hypotheses.common import fact
 from corescope.investigate.model import Investigation
 from corescope.model.cgroups import Thresholds
 
 NAME = "zombie_leak_no_harm"
 WITHIN_S = 7 * 86400.0  # a crossing further away than a week is not worth a warning
-
-
-def walking_saturations(inv: Investigation) -> list[int]:
-    """CPUs saturated in system time whose stacks walk the memcgs, or that have no stacks to
-    say otherwise: the leak already costs a core there. A neighbour's kernel work (a backup's
-    page-cache reads) whose stacks show no walk is not the leak's harm."""
-    from corescope.investigate.hypotheses.zombie_memcg_leak import MIN_WALK_SHARE
-
-    out = []
-    for cpu in sorted({e.cpu for e in inv.episodes if is_sys_episode(e)}):
-        profiles = [p for p in inv.profiles + inv.episode_profiles if p.cpu == cpu]
-        if not any(p.profile.busy_samples for p in profiles):
-            out.append(cpu)
-            continue
-        w = find_walker(profiles, cpu)
-        if w is not None and w.share >= MIN_WALK_SHARE:
-            out.append(cpu)
-    return out
 
 
 def evaluate(inv: Investigation, thr: Thresholds) -> Hypothesis:
@@ -51,7 +27,13 @@ def evaluate(inv: Investigation, thr: Thresholds) -> Hypothesis:
     growing = g.per_hour is not None and g.per_hour >= thr.warn_min_per_hour
     soon = g.projected_threshold_at is not None and \
         g.projected_threshold_at - c.t <= WITHIN_S
-    harm = [v for v in real_incidents(inv) if starvable(v)] or walking_saturations(inv)
+    # "no harm yet" is the other side of zombie_memcg_leak: harm is what that hypothesis
+    # supports (a saturated core walking the memcgs, before incidents it can cause), so the
+    # two never both stand or both fall; a neighbour's kernel work, a device's own failure
+    # or an OOM kill is not the leak's harm
+    from corescope.investigate.hypotheses import zombie_memcg_leak
+
+    harm = zombie_memcg_leak.evaluate(inv, thr).verdict == SUPPORTED
     if harm and (g.crossed or (growing and soon)):
         return Hypothesis(NAME, RULED_OUT, 0.0, ev, "no hot core and no incident",
                           "there is harm already: see zombie_memcg_leak")
