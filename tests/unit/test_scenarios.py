@@ -321,6 +321,11 @@ def test_what_was_not_saved_is_not_guessed() -> None:
     assert rc("zombie_no_harm", omit=("census",)) == "crash_loop"
     assert rc("zombie_no_harm", omit=("census", "restarts")) == "healthy"
     assert rc("crash_loop", also=("flat_leak",), omit=("census",)) == "crash_loop"
+    # hardware errors only in a log without times: the second stories are what shows
+    assert rc("hardware_fault", omit=("dmesg_time",)) == "undetermined"
+    assert rc("hardware_fault", omit=("dmesg_time",), also=("contention", "small_leak")) \
+        == "cpu_contention"
+    assert rc("hardware_fault", omit=("dmesg_time",), also=("small_leak",)) == "crash_loop"
     # memory pressure shows in PSI and vmstat, or in the OOM lines of a log with times
     assert rc("memory_pressure", omit=("pressure",)) == "memory_pressure"
     assert rc("memory_pressure", omit=("dmesg_time",)) == "memory_pressure"

@@ -12,7 +12,7 @@ from corescope.model.cgroups import Thresholds
 NAME = "healthy"
 # the whole machine this busy (median second, every CPU's non-idle time): saturated, and
 # whether that is load or contention takes run-queue wait or CPU PSI to tell
-MACHINE_BUSY_PCT = 85.0
+MACHINE_BUSY_PCT = 75.0
 
 
 def machine_busy_pct(inv: Investigation) -> float | None:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -145,6 +146,11 @@ def _seen_cause(p: Plan) -> str:
     # only in restart counts; a leak only in the census
     seen_contention = p.contended and "pressure" not in p.omit
     seen_restarts = "restarts" not in p.omit
+    if p.kind == "hardware_fault" and "dmesg_time" in p.omit:
+        # the errors were only in a log with no times: what is left is the second stories
+        # (contention, a loop, a flat leak), else nothing to name it by
+        rc = _seen_cause(replace(p, kind="healthy_bursty"))
+        return "undetermined" if rc == "healthy" else rc
     if p.root_cause in ("healthy", "crash_loop", "zombie_leak_no_harm") and seen_contention \
             and "contention" in p.also:
         return "cpu_contention"  # tasks waiting for CPUs is worse than a harmless loop
@@ -158,8 +164,6 @@ def _seen_cause(p: Plan) -> str:
         return "crash_loop" if seen_restarts else "healthy"
     # nothing left to name it by: the errors were only in a log with no times, or neither
     # the stacks nor the count of a leak were saved (the saturated core is still named)
-    if p.kind == "hardware_fault" and "dmesg_time" in p.omit:
-        return "undetermined"
     if p.kind == "zombie_chain" and {"perf", "census"} <= p.omit:
         return "undetermined"
     if p.kind == "memory_pressure" and {"pressure", "dmesg_time"} <= p.omit:
