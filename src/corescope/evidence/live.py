@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
 from corescope.analysis.classify import classify_record
 from corescope.evidence.base import (
@@ -22,9 +23,11 @@ from corescope.model.cgroups import ChurnCount, MemcgCensus, StatReadCost
 from corescope.model.common import Diagnostic, SensorStatus
 from corescope.model.cores import CoreSample
 from corescope.model.events import KernelEvent, QueueIrq, SoftirqSample
-from corescope.model.profiles import StackSample
 from corescope.rootfs import Root
 from corescope.runner import Runner
+
+if TYPE_CHECKING:  # the live node has no stacks: the record is named, never made here
+    from corescope.model.profiles import StackSample
 
 # today's interrupt affinity says nothing certain about an old event: only recent ones
 LIVE_MAP_MAX_AGE_S = 600.0

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
 from corescope.evidence.base import CgroupState, Coverage, Evidence, RestartEvidence, Span
 from corescope.evidence.live import LiveEvidence
@@ -12,7 +13,9 @@ from corescope.model.cgroups import ChurnCount, MemcgCensus, StatReadCost
 from corescope.model.common import Diagnostic, SensorStatus
 from corescope.model.cores import CoreSample
 from corescope.model.events import KernelEvent, QueueIrq, SoftirqSample
-from corescope.model.profiles import StackSample
+
+if TYPE_CHECKING:  # stacks come from the store, which loads the record when it reads them
+    from corescope.model.profiles import StackSample
 
 
 def _union(a: Span | None, b: Span | None) -> Span | None:
