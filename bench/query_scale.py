@@ -90,6 +90,22 @@ def build(store_dir: Path, hours: float, ncpu: int, seed: int = 7) -> tuple[floa
     return t0, t_end
 
 
+def reuse(store_dir: Path, hours: float) -> tuple[float, float] | None:
+    """(t0, t_end) of a store an earlier --keep run built here, or None to build one. The
+    commands read the last `hours` counted from now, so the floor reads from there too (a
+    kept store loses its oldest minutes from the window as it ages)."""
+    if not (store_dir / "corescope.db").exists():
+        return None
+    store = Store.open(store_dir, create=False)
+    try:
+        (lo, hi), = store.query("SELECT MIN(t0), MAX(t1) FROM core_blocks")
+    finally:
+        store.close()
+    if lo is None:
+        return None
+    return max(lo, time.time() - hours * 3600), hi
+
+
 def run(cmd: list[str]) -> tuple[float, float, float]:
     """(wall seconds, peak RSS in MB, CPU seconds) of one subprocess, as GNU time reports
     them: the rusage this (big) process gets back from wait4 counts the pages a forked
@@ -120,16 +136,21 @@ def main() -> None:
     ap.add_argument("--hours", type=float, default=24.0)
     ap.add_argument("--cpus", type=int, default=96)
     ap.add_argument("--runs", type=int, default=3)
-    ap.add_argument("--keep", type=Path, default=None, help="Build the store here and keep it.")
+    ap.add_argument("--keep", type=Path, default=None,
+                    help="Build the store here and keep it; a store kept there by an earlier "
+                    "run is read again (the same blocks, not a second day appended).")
     args = ap.parse_args()
     tmp = Path(tempfile.mkdtemp(prefix="corescope-qs-"))
     store_dir = args.keep or tmp / "store"
     try:
         t = time.perf_counter()
-        t0, _ = build(store_dir, args.hours, args.cpus)
+        kept = reuse(store_dir, args.hours)
+        t0, _ = kept if kept is not None else build(store_dir, args.hours, args.cpus)
         size = (store_dir / "corescope.db").stat().st_size
+        how = "kept from an earlier run" if kept is not None else \
+            f"built in {time.perf_counter() - t:.1f} s"
         print(f"store: {args.cpus} CPUs × {args.hours:g} h busy replay, {size / 1e6:.1f} MB, "
-              f"built in {time.perf_counter() - t:.1f} s")
+              f"{how}")
         py = [sys.executable]
         cs = [*py, "-m", "corescope", "--store", str(store_dir)]
         w = f"{args.hours:g}h"
