@@ -50,6 +50,8 @@ OTHER = {
     FIXTURES / "zombies" / "tools" / "systemctl_show.txt": "systemctl_show",
     FIXTURES / "zombies" / "tools" / "journal_restarts.json": "journal_json",
     FIXTURES / "zombies" / "tools" / "crictl_ps.json": "crictl_json",
+    FIXTURES / "zombies" / "tools" / "crictl_ps_table.txt": "crictl_table",
+    FIXTURES / "zombies" / "tools" / "crictl_ps_table_old.txt": "crictl_table",
     FIXTURES / "zombies" / "tools" / "docker_ps.txt": "docker_ps",
     FIXTURES / "zombies" / "tools" / "docker_ps.jsonl": "docker_ps",
     FIXTURES / "zombies" / "tools" / "docker_inspect.json": "docker_inspect",
@@ -78,7 +80,7 @@ def test_folded_stacks() -> None:
 def test_every_kind_has_one_parser() -> None:
     kinds = ("mpstat_json", "sadf_json", "mpstat_text", "proc_stat", "proc_interrupts",
              "census_loop", "proc_cgroups", "systemctl_show", "journal_json", "crictl_json",
-             "docker_ps", "docker_inspect", "perf_script", "folded", "kernel_log")
+             "crictl_table", "docker_ps", "docker_inspect", "perf_script", "folded", "kernel_log")
     for k in kinds:
         assert module_for(k) is not None, k
     assert len(KIND_MODULES) == len(set(KIND_MODULES))

@@ -25,6 +25,7 @@ SAMPLES = {
     "journal_json": FIXTURES / "events" / "journal_k.json",
     "systemctl_show": FIXTURES / "zombies" / "tools" / "systemctl_show.txt",
     "crictl_json": FIXTURES / "zombies" / "tools" / "crictl_ps.json",
+    "crictl_table": FIXTURES / "zombies" / "tools" / "crictl_ps_table.txt",
     "docker_ps": FIXTURES / "zombies" / "tools" / "docker_ps.txt",
     "docker_inspect": FIXTURES / "zombies" / "tools" / "docker_inspect.json",
     "perf_script": FIXTURES / "profiles" / "burner_idle.txt",

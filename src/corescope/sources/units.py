@@ -159,6 +159,13 @@ def parse_crictl_ps(text: str | bytes, t: float = 0.0, source: str = "crictl ps 
     items = doc.get("containers") if isinstance(doc, dict) else None
     if not isinstance(items, list):
         return [], [Diagnostic(source, "no 'containers' list")]
+    return _crictl_records(items, t, source, diags), diags
+
+
+def _crictl_records(items: list[Any], t: float, source: str, diags: list[Diagnostic]
+                    ) -> list[RestartRecord]:
+    """One record per (pod, container name) of crictl's containers (JSON objects, or table
+    rows put in their shape)."""
     best: dict[tuple[str, str], dict[str, Any]] = {}
     for i, c in enumerate(items):
         if not isinstance(c, dict):
@@ -212,7 +219,57 @@ def parse_crictl_ps(text: str | bytes, t: float = 0.0, source: str = "crictl ps 
         )
         for e in best.values()
     ]
-    return records, diags
+    return records
+
+
+# `crictl ps -a` as a table (cri-tools cmd/crictl/container.go; Go's tabwriter, minwidth 20,
+# padding 3): CONTAINER IMAGE CREATED STATE NAME ATTEMPT POD ID POD NAMESPACE; releases
+# before 1.20 or so print `CONTAINER ID` and stop at `POD ID`. ATTEMPT is the restart count.
+CRICTL_HEADERS = {"CONTAINER": "id", "CONTAINER ID": "id", "IMAGE": "image",
+                  "CREATED": "created", "STATE": "state", "NAME": "name", "ATTEMPT": "attempt",
+                  "POD ID": "pod_id", "POD": "pod", "NAMESPACE": "namespace"}
+
+
+def crictl_table_header(line: str) -> bool:
+    names = {n for n, _ in table_columns(line)}
+    return {"STATE", "NAME", "ATTEMPT"} <= names and bool({"CONTAINER", "CONTAINER ID"} & names)
+
+
+def parse_crictl_table(text: str | bytes, t: float = 0.0, source: str = "crictl ps -a"
+                       ) -> tuple[list[RestartRecord], list[Diagnostic]]:
+    """`crictl ps -a` (the table): the same records as its `-o json`, from what the table
+    shows (no pod UID, no restartCount annotation: ATTEMPT is the count)."""
+    lines = [ln for ln in as_text(text).splitlines() if ln.strip()]
+    if not lines or not crictl_table_header(lines[0]):
+        return [], [Diagnostic(source, "no crictl ps header (CONTAINER ... STATE NAME ATTEMPT)",
+                               1)]
+    cols = table_columns(lines[0])
+    at = {CRICTL_HEADERS[n]: i for i, (n, _) in enumerate(cols) if n in CRICTL_HEADERS}
+    starts = [s for _, s in cols]
+    diags: list[Diagnostic] = []
+    items: list[Any] = []
+    for lineno, line in enumerate(lines[1:], 2):
+        cells = _display_cells(line, starts)
+
+        def cell(f: str, cells: list[str] = cells) -> str:
+            return cells[at[f]] if f in at else ""
+
+        name, attempt = cell("name"), cell("attempt")
+        if not name or not attempt.isdigit():
+            diags.append(Diagnostic(source, f"unreadable row: {line[:80]!r}", lineno))
+            continue
+        state = cell("state").upper()
+        labels = {k: v for k, v in (("io.kubernetes.pod.name", cell("pod")),
+                                     ("io.kubernetes.pod.namespace", cell("namespace")))
+                  if v and v != "unknown"}  # crictl prints `unknown` for a missing label
+        items.append({
+            "id": cell("id"), "podSandboxId": cell("pod_id"),
+            "metadata": {"name": name, "attempt": int(attempt)}, "labels": labels,
+            "state": state if state.startswith("CONTAINER_") else f"CONTAINER_{state}",
+            # crictl lists the newest first: the first row of a container is its state now
+            "createdAt": len(lines) - lineno,
+        })
+    return _crictl_records(items, t, source, diags), diags
 
 
 # --- docker ---------------------------------------------------------------------------------

@@ -1,5 +1,5 @@
 """Restart evidence and the journal: `systemctl show` dumps, `journalctl -o json` (restart
-entries and kernel entries), `crictl ps -a -o json`, `docker ps -a` (table or
+entries and kernel entries), `crictl ps -a -o json` or its table, `docker ps -a` (table or
 `--format '{{json .}}'`) and `docker inspect`. Parsing is sources.units' (and sources.kmsg's
 for the journal's kernel entries); this module recognises the content and turns what it
 finds into stored records.
@@ -19,15 +19,18 @@ from corescope.sources.artifacts.base import BootTime, Parsed
 from corescope.sources.kmsg import journal_objects, parse_journal_json
 from corescope.sources.units import (
     RESTART_MESSAGE_ID,
+    crictl_table_header,
     docker_table_header,
     parse_crictl_ps,
+    parse_crictl_table,
     parse_docker_inspect,
     parse_docker_ps,
     parse_journal_restarts,
     parse_systemctl_show,
 )
 
-KINDS = ("systemctl_show", "journal_json", "crictl_json", "docker_ps", "docker_inspect")
+KINDS = ("systemctl_show", "journal_json", "crictl_json", "crictl_table", "docker_ps",
+         "docker_inspect")
 
 _KV = re.compile(r"^[A-Za-z][A-Za-z0-9_]*=")
 _SYSTEMD_KEYS = re.compile(r"^(?:Id|Names|NRestarts|SubState|ActiveState|ControlGroup|"
@@ -54,6 +57,8 @@ def sniff(head: str) -> str | None:
             return "journal_json"
         return None
     first = next((ln for ln in head[:4000].splitlines() if ln.strip()), "")
+    if crictl_table_header(first):  # before docker's: old crictl also says `CONTAINER ID`
+        return "crictl_table"
     if _DOCKER_HEADER.search(head[:2000]) or docker_table_header(first):
         return "docker_ps"
     lines = [ln for ln in head.splitlines()[:300] if ln.strip()]
@@ -74,6 +79,8 @@ def parse(data: bytes, kind: str, source: str) -> Parsed:
         recs, diags = parse_systemctl_show(data, 0.0, source)
     elif kind == "crictl_json":
         recs, diags = parse_crictl_ps(data, 0.0, source)
+    elif kind == "crictl_table":
+        recs, diags = parse_crictl_table(data, 0.0, source)
     elif kind == "docker_inspect":
         recs, diags = parse_docker_inspect(data, 0.0, source)
     else:
