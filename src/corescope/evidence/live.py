@@ -88,8 +88,8 @@ class LiveEvidence:
 
     def read_kernel_ring(self, skew_s: float | None = None) -> None:
         """Read what the ring holds. `skew_s`: kmsg − CLOCK_MONOTONIC as a recorder learned
-        it this boot; without it the newest line bounds it from below (see SkewBound)."""
-        from corescope.sources.kmsg import KmsgReader, SkewBound, anchor_clock, open_kmsg
+        it this boot; without it the newest line bounds it from below (as in SkewBound)."""
+        from corescope.sources.kmsg import KmsgReader, anchor_clock, open_kmsg
 
         if not self.root.is_live:
             self._statuses.append(SensorStatus("kernel ring", False,
@@ -107,12 +107,10 @@ class LiveEvidence:
         finally:
             os.close(fd)
         if skew_s is None:
-            bound = SkewBound()
             newest = max((r.usec for r in records if r.usec is not None), default=None)
-            if newest is not None:
-                bound.observe(newest, time.clock_gettime(time.CLOCK_MONOTONIC))
             # a line stamped "after" now proves the kernel's clock ahead; else assume none
-            skew_s = max(0.0, bound.value or 0.0)
+            skew_s = 0.0 if newest is None else max(
+                0.0, newest / 1e6 - time.clock_gettime(time.CLOCK_MONOTONIC))
         anchor = anchor_clock(skew_s=skew_s)
         # /dev/kmsg always stamps records; one without a clock has no place on a timeline
         self.kernel_events = [classify_record(r, anchor.wall_of(r.usec))

@@ -33,6 +33,7 @@ from corescope.model.common import SensorStatus
 from corescope.model.events import KernelEvent, KmsgRecord
 from corescope.sensors.base import Sensor, SensorEnv
 from corescope.sources.boot import read_boot_id
+from corescope.sources.clock import boot_wall_time
 from corescope.sources.kmsg import (
     ClockAnchor,
     KmsgReader,
@@ -69,7 +70,7 @@ class KmsgSensor(Sensor):
         self._wake: tuple[int, int] | None = None  # a pipe: close() wakes the blocked reader
         self._skew_s = 0.0  # kmsg clock − CLOCK_MONOTONIC, as the anchor uses it
         self._skew_bound = SkewBound()
-        self._stored_skew: float | None = None  # the skew the last stored anchor carries
+        self._stored_skew = 0.0  # the skew the last stored anchor carries
         self._clock_lock = threading.Lock()  # the reader learns the skew, tick() re-anchors
         self.anchor: ClockAnchor | None = None
         self.boot_id: str | None = None
@@ -107,12 +108,7 @@ class KmsgSensor(Sensor):
     def _set_clock(self, store: Store) -> str:
         # a restart in the same boot resumes the skew the last run learned (the backlog's
         # lines are placed with it); streamed lines refine it
-        boot = time.time() - time.clock_gettime(time.CLOCK_BOOTTIME)
-        try:
-            known = store_events.latest_skew(store, boot)
-        except Exception as exc:  # an unreadable log table must not stop the sensor
-            log.warning("kmsg: stored clock skew not read: %s", exc)
-            known = None
+        known = store_events.latest_skew(store, boot_wall_time())
         self._skew_s = self._stored_skew = known if known is not None else 0.0
         self.anchor = anchor_clock(skew_s=self._skew_s)
         if not self.env.options.kmsg_clock_check:
@@ -261,8 +257,7 @@ class KmsgSensor(Sensor):
         # stored when the clock moved or the skew was learned anew (doctor reads it back for
         # lines only the ring holds); the reader's skew update already shifted `old`
         moved = old is None or abs(new.offset_s - old.offset_s) > 1e-3
-        if self._store is not None and (moved or self._stored_skew is None
-                                        or abs(self._skew_s - self._stored_skew) > 1e-3):
+        if self._store is not None and (moved or abs(self._skew_s - self._stored_skew) > 1e-3):
             store_events.record_anchor(self._store, new.taken_wall, "monotonic", new.offset_s,
                                        new.error_s, self._skew_s)
             self._stored_skew = self._skew_s

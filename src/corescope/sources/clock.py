@@ -28,3 +28,8 @@ def read_offset(clock: int = time.CLOCK_MONOTONIC, tries: int = 5) -> ClockReadi
     assert best is not None
     w1, w2, m = best
     return ClockReading(offset_s=(w1 + w2) / 2 - m, error_s=(w2 - w1) / 2, taken_wall=w2)
+
+
+def boot_wall_time() -> float:
+    """The wall time this boot began (CLOCK_BOOTTIME counts suspend, as the wall clock does)."""
+    return time.time() - time.clock_gettime(time.CLOCK_BOOTTIME)

@@ -4,11 +4,15 @@ NIC counters."""
 from __future__ import annotations
 
 import json
+import logging
+import sqlite3
 import time
 from collections.abc import Iterable, Sequence
 
 from corescope.model.events import KernelEvent, QueueIrq, SoftirqSample
 from corescope.store.db import Store
+
+log = logging.getLogger(__name__)
 
 DDL = """
 CREATE TABLE IF NOT EXISTS kernel_events (
@@ -190,8 +194,12 @@ def record_anchor(store: Store, t: float, method: str, offset_s: float, error_s:
 def latest_skew(store: Store, since: float) -> float | None:
     """The kmsg clock's skew (kmsg − CLOCK_MONOTONIC) the recorder last knew, if it anchored
     after `since` (this boot's start: the skew is a property of one boot)."""
-    rows = store.query("SELECT skew_s FROM kmsg_log WHERE what = 'anchor' AND time >= ? "
-                       "AND skew_s IS NOT NULL ORDER BY time DESC LIMIT 1", (since,))
+    try:
+        rows = store.query("SELECT skew_s FROM kmsg_log WHERE what = 'anchor' AND time >= ? "
+                           "AND skew_s IS NOT NULL ORDER BY time DESC LIMIT 1", (since,))
+    except sqlite3.Error as exc:  # a damaged log table: the skew is unknown, nothing breaks
+        log.warning("kmsg: stored clock skew not read: %s", exc)
+        return None
     return float(rows[0][0]) if rows else None
 
 

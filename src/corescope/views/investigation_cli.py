@@ -3,8 +3,6 @@ Investigation (the window options live in clitypes)."""
 
 from __future__ import annotations
 
-import sqlite3
-import time
 from collections.abc import Collection
 
 import click
@@ -98,10 +96,7 @@ def _recorded_skew(store: Store | None) -> float | None:
     holds sit where the recorder would have put them)."""
     if store is None:
         return None
+    from corescope.sources.clock import boot_wall_time
     from corescope.store import events as store_events
 
-    boot = time.time() - time.clock_gettime(time.CLOCK_BOOTTIME)
-    try:
-        return store_events.latest_skew(store, boot)
-    except (sqlite3.Error, StoreError):  # a damaged store: the ring is still read, unskewed
-        return None
+    return store_events.latest_skew(store, boot_wall_time())
