@@ -759,8 +759,7 @@ def _add_block(out: _MatrixBuilder, block: tuple, zone: ZoneMap | None, t0: floa
     rowid, b0, b1, payload = block[:4]
     if zone is not None:
         m_t, m_iv = zone.head.t, zone.head.interval_s
-        if t0 <= b0 - 0.001 and b1 + 0.001 <= t1 and b0 > 1.0 and b1 < MAX_T - 1 \
-                and m_iv.min() > 0 and m_iv.max() <= MAX_INTERVAL_S:
+        if _usual(np.array([b0]), np.array([b1]), m_iv[None], t0, t1)[0]:
             out.add_zoned(zone, _ALL, payload, rowid)
             return
     else:  # stored without a zone map (an older store): decoded now, in full
