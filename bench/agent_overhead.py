@@ -10,11 +10,15 @@ schedstat (ns) to show the spread. Then the start-up time of `corescope --versio
 `corescope events --file` against the interpreter's own start-up (CPU time, compiled
 bytecode, medians of interleaved runs; `--imports-only` runs just that part).
 
+`--baseline-src DIR` adds a cores-only recorder run from another source tree (say a checkout
+of the previous commit's src/), so old and new are compared in the same minutes.
+
 Environment: BENCH_DURATION (s, default 150), BENCH_WARMUP (default 15), BENCH_WITH_PERF=1
 adds a recorder with the perf ring (root)."""
 
 from __future__ import annotations
 
+import argparse
 import glob
 import os
 import resource
@@ -61,19 +65,26 @@ def load_note() -> str:
     return f"load average {one:.2f} on {os.cpu_count()} CPUs"
 
 
-def overhead() -> None:
+CORES_ONLY = ("--no-profile", "--no-kmsg", "--no-census", "--no-netdev")
+
+
+def overhead(baseline_src: str | None = None) -> None:
     store = tempfile.mkdtemp(prefix="agent-bench-")
     record = [sys.executable, "-m", "corescope", "record", "--duration",
               str(WARMUP + DURATION + 30), "--interval", "1s"]
     agents = {
         "mpstat -P ALL 1": ["mpstat", "-P", "ALL", "1"],
-        "corescope, cores only": [*record, "--store", f"{store}/a", "--no-profile",
-                                  "--no-kmsg", "--no-census", "--no-netdev"],
+        "corescope, cores only": [*record, "--store", f"{store}/a", *CORES_ONLY],
         "corescope, all sensors but perf": [*record, "--store", f"{store}/b", "--no-profile"],
     }
     if os.environ.get("BENCH_WITH_PERF") == "1":
         agents["corescope, all sensors and the perf ring"] = [*record, "--store", f"{store}/c"]
-    procs = {name: subprocess.Popen(argv, env=ENV, stdout=subprocess.DEVNULL,
+    envs = {name: ENV for name in agents}
+    if baseline_src is not None:
+        name = "corescope, cores only, --baseline-src"
+        agents[name] = [*record, "--store", f"{store}/base", *CORES_ONLY]
+        envs[name] = dict(ENV, PYTHONPATH=baseline_src)
+    procs = {name: subprocess.Popen(argv, env=envs[name], stdout=subprocess.DEVNULL,
                                     stderr=subprocess.DEVNULL)
              for name, argv in agents.items()}
     try:
@@ -110,7 +121,10 @@ def overhead() -> None:
     print(f"the machine is busy today (other engineers' tests and burners): {note_start} at "
           f"the start, {load_note()} at the end")
     base = pct["mpstat -P ALL 1"]
-    goals = {"corescope, cores only": 0.05, "corescope, all sensors but perf": 0.1}
+    goals = {"corescope, cores only": 0.05, "corescope, all sensors but perf": 0.1,
+             "corescope, cores only, --baseline-src": 0.05}
+    if baseline_src is not None:
+        print(f"--baseline-src: {baseline_src}")
     print(f"{'agent':<44} {'% of one core':>13} {'x mpstat':>9} {'median of':>10}  goal")
     print(f"{'':<44} {'(stat)':>13} {'':>9} {f'{WINDOW:g}s wins':>10}")
     for n in procs:
@@ -164,7 +178,26 @@ def imports(runs: int = 21) -> None:
               f"{cpu[n] * 1000:6.1f}ms {cpu[n] / cpu[floor]:7.2f}x  {verdict}")
 
 
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                 formatter_class=argparse.RawDescriptionHelpFormatter,
+                                 epilog=__doc__.split("\n\n", 1)[1])
+    ap.add_argument("--imports-only", action="store_true",
+                    help="only the start-up timings, not the 3-minute side-by-side run")
+    ap.add_argument("--baseline-src", metavar="DIR",
+                    help="also run a cores-only recorder with PYTHONPATH=DIR (another "
+                         "source tree's src/), in the same run")
+    ap.add_argument("--no-imports", action="store_true",
+                    help="skip the start-up timings after the side-by-side run")
+    args = ap.parse_args()
+    if args.baseline_src is not None and not os.path.isdir(
+            os.path.join(args.baseline_src, "corescope")):
+        ap.error(f"--baseline-src {args.baseline_src}: no corescope package in it")
+    if not args.imports_only:
+        overhead(args.baseline_src)
+    if not args.no_imports:
+        imports()
+
+
 if __name__ == "__main__":
-    if "--imports-only" not in sys.argv:
-        overhead()
-    imports()
+    main()
