@@ -238,7 +238,8 @@ def test_journalctl_short_monotonic(utc) -> None:  # type: ignore[no-untyped-def
 
 
 SHORT_FORMS = ["short", "short_precise", "short_iso", "short_iso_precise", "short_full",
-               "short_monotonic", "short_unix"]
+               "short_monotonic", "short_delta", "short_unix"]
+MONO_FORMS = ("short_monotonic", "short_delta")  # the kernel's clock, not journald's
 # journal_anon_k.export: the shapes systemd's output_short prints for a kernel entry
 ANON = [
     "ena 0000:00:05.0 eth0: TX q 5 is paused for too long (threshold 5000000). Time since "
@@ -260,7 +261,7 @@ def test_journalctl_kernel_entries_without_hostname_or_identifier(utc, fmt: str)
     p = _parse(f"journal_k_anon_{fmt}.txt")
     assert p.kind == "kernel_log" and not p.diagnostics
     assert [r.message for r in p.kernel] == ANON
-    if fmt == "short_monotonic":
+    if fmt in MONO_FORMS:
         assert [r.usec for r in p.kernel] == ANON_MONO
     else:
         precise = fmt in ("short_precise", "short_iso_precise", "short_unix")

@@ -24,6 +24,8 @@ from corescope.model.events import _NO_META, KmsgRecord
 from corescope.rootfs import Root
 from corescope.sources.artifacts.dates import zoned_epoch
 from corescope.sources.clock import read_offset
+from corescope.sources.journal_text import text_entries
+from corescope.sources.journal_text import text_form as journal_text_form
 
 # A /dev/kmsg read returns exactly one record; the kernel refuses (EINVAL) a buffer shorter
 # than the record, and records are at most CONSOLE_EXT_LOG_MAX (8 KiB) long.
@@ -124,7 +126,8 @@ def parse_kmsg_dump(data: bytes, source: str = "kmsg dump"
 # `dmesg -d` adds the time since the message before: `[  123.456789 <    0.000011>]`.
 _DMESG = re.compile(
     rb"^(?:<(?P<prio>\d{1,4})>)?(?:(?P<fac>[a-z][a-z0-9]*)\s*:(?P<lvl>[a-z]+)\s*:\s)?"
-    rb"\[\s*(?P<sec>\d{1,12})\.(?P<frac>\d{1,9})(?:\s*<\s*\d{1,12}\.\d{1,9}>)?\]\s?(?P<msg>.*)$"
+    rb"\[\s*(?P<sec>\d{1,12})\.(?P<frac>\d{1,9})(?:\s*<\s*\d{1,12}\.\d{1,9}\s*>)?\s*\]\s?"
+    rb"(?P<msg>.*)$"
 )
 # `dmesg -T`: `[Sun Nov 29 19:36:54 2026] msg` (local time), also after -x's prefix
 _DMESG_CTIME = re.compile(
@@ -142,10 +145,11 @@ _DMESG_ISO = re.compile(
 # `Nov 29 19:36:54` (journalctl's `short`; `short-precise` adds microseconds), RFC 3339
 # (rsyslog's default file format; journalctl `short-iso`, `short-iso-precise`),
 # `Sun 2026-11-29 19:36:54 UTC` (`short-full`), epoch seconds (`short-unix`) or the
-# kernel's own `[  123.456789]` (`short-monotonic`). The traditional, full and epoch stamps
-# are never dmesg's own, nor an ISO stamp with a dot or no fraction (dmesg's iso has a comma:
-# `15:29:06,410164+00:00`), so there a line from another program is known for one; a
-# `short-monotonic` file is told from dmesg as a whole (journal_monotonic).
+# kernel's own `[  123.456789]` (`short-monotonic`; `short-delta` adds `<  0.000011 >`).
+# The traditional, full and epoch stamps are never dmesg's own, nor an ISO stamp with a dot
+# or no fraction (dmesg's iso has a comma: `15:29:06,410164+00:00`), so there a line from
+# another program is known for one; a `short-monotonic` file is told from dmesg as a whole
+# (journal_monotonic).
 # journalctl (systemd's output_short) prints `STAMP[ HOST] IDENT[[PID]]: MESSAGE`: no HOST
 # when the entry has no _HOSTNAME, and for IDENT the SYSLOG_IDENTIFIER, else _COMM, else
 # `unknown`. A host name holds no colon, so `kernel: ACPI: ...` is no host `kernel:`.
@@ -154,7 +158,7 @@ SYSLOG_LINE = re.compile(
     rb"|(?P<iso>\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d{1,9})?(?:Z|[+-]\d\d:?\d\d)?)"
     rb"|(?P<full>[A-Z][a-z]{2} \d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d{1,9})? [A-Za-z0-9+_/-]+)"
     rb"|(?P<unix>\d{9,11}\.\d{1,9})"
-    rb"|\[\s*(?P<mono>\d{1,12}\.\d{1,9})\])"
+    rb"|\[\s*(?P<mono>\d{1,12}\.\d{1,9})(?:\s*<\s*\d{1,12}\.\d{1,9}\s*>)?\s*\])"
     rb"(?: (?P<host>[^\s:]+))? (?P<ident>[^\s\[\]:]+)(?:\[\d+\])?: (?P<rest>.*)$"
 )
 # what follows `short-monotonic`'s stamp: `[HOST ]IDENT[[PID]]: `
@@ -194,8 +198,10 @@ _LEVELS = {"emerg": 0, "alert": 1, "crit": 2, "err": 3, "warn": 4, "notice": 5, 
 
 
 # the common `[  123.456789] msg`; seconds bounded like _DMESG's (a longer run of digits
-# is no real stamp, and past 4300 of them int() raises)
-_FAST = re.compile(rb"\[\s*(\d{1,12})\.(\d{6})\] ?(.*)$")
+# is no real stamp, and past 4300 of them int() raises). `dmesg -d` and `journalctl -o
+# short-delta` add the time since the line before: `[  123.456789 <    0.000011>]`, which
+# journalctl writes `[123.456789 <    0.000011 >]`, and pads to that width on its first line
+_FAST = re.compile(rb"\[\s*(\d{1,12})\.(\d{6})(?:\s*<\s*\d{1,12}\.\d{6}\s*>)?\s*\] ?(.*)$")
 
 
 def parse_dmesg(data: str | bytes, source: str = "dmesg"
@@ -432,7 +438,14 @@ def journal_objects(data: str | bytes, diags: list[Diagnostic] | None = None,
                     source: str = "journal", limit: int | None = None) -> Iterator[object]:
     """The JSON values of `journalctl -o json` (one per line), `json-pretty` (spread over
     lines), `json-seq` (RS separators), `json-sse` (`data: ` lines) or a JSON array; an
-    unreadable stretch is skipped to the next line (noted in `diags`)."""
+    unreadable stretch is skipped to the next line (noted in `diags`). `-o export` and
+    `-o verbose` entries come as the dicts JSON would give (sources.journal_text)."""
+    raw = data if isinstance(data, bytes) else data.encode("utf-8", errors="replace")
+    if raw[:1] not in (b"{", b"[", b"\x1e"):
+        form = journal_text_form(raw)
+        if form is not None:
+            yield from text_entries(raw, form, diags, source, limit)
+            return
     if isinstance(data, bytes):
         data = data.decode("utf-8", errors="replace")
     text = data.replace("\x1e", "\n")  # json-seq record separators
@@ -506,7 +519,7 @@ def parse_saved_log(data: str | bytes, source: str = "file"
     first = stripped.split(b"\n", 1)[0]
     is_dmesg = bool(_DMESG.match(first) or _DMESG_CTIME.match(first))
     if not is_dmesg and (stripped[:1] in (b"{", b"[", b"\x1e")
-                         or stripped.startswith(b"data: {")):
+                         or stripped.startswith(b"data: {") or journal_text_form(stripped)):
         return parse_journal_json(data, source)
     if _KMSG_HEAD.match(data.lstrip(b"\n")):
         return parse_kmsg_dump(data, source)

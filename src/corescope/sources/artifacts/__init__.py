@@ -12,7 +12,8 @@ Kinds (`KIND_MODULES`, in detection order; the first module whose `sniff` claims
 | `interrupts_loop` | `proc_interrupts` (one `/proc/interrupts` or a dated loop) |
 | `softirqs_loop` | `softirqs_loop` (a `date; cat /proc/softirqs` loop: NET_RX/NET_TX per CPU) |
 | `census_loop` | `census_loop` (v1 or v2 loops), `proc_cgroups`, `cgroup_stat` |
-| `units` | `systemctl_show`, `journal_json`, `crictl_json`/`_table`, `docker_ps`/`_inspect` |
+| `units` | `systemctl_show`, `journal_json`/`_export`/`_verbose`, `crictl_json`/`_table`, |
+| | `docker_ps`/`_inspect` |
 | `perf_profiles` | `perf_script`, `folded`: into the profile ring (`ingest.perf_write`) |
 | `perf_detect` | `perf_script`, `folded` (recognition only, when `perf_profiles` is absent) |
 | `anchors` | `uptime_since` (`uptime -s`), `uptime_pair` (`date; cat /proc/uptime`): boot times |

@@ -1,8 +1,8 @@
-"""Restart evidence and the journal: `systemctl show` dumps, `journalctl -o json` (restart
-entries and kernel entries), `crictl ps -a -o json` or its table, `docker ps -a` (table or
-`--format '{{json .}}'`) and `docker inspect`. Parsing is sources.units' (and sources.kmsg's
-for the journal's kernel entries); this module recognises the content and turns what it
-finds into stored records.
+"""Restart evidence and the journal: `systemctl show` dumps, `journalctl -o json`,
+`-o export` or `-o verbose` (restart entries and kernel entries), `crictl ps -a -o json` or
+its table, `docker ps -a` (table or `--format '{{json .}}'`) and `docker inspect`. Parsing is
+sources.units' (and sources.kmsg's for the journal's kernel entries); this module recognises
+the content and turns what it finds into stored records.
 
 Snapshots (`systemctl show`, `crictl`, `docker`) carry no time of their own: they are undated
 and the importer places them. Journal entries carry journald's wall clock; a journal with
@@ -16,6 +16,7 @@ import statistics
 
 from corescope.model.cgroups import RestartRecord
 from corescope.sources.artifacts.base import BootTime, Parsed
+from corescope.sources.journal_text import text_form as journal_text_form
 from corescope.sources.kmsg import journal_objects, parse_journal_json
 from corescope.sources.units import (
     RESTART_MESSAGE_ID,
@@ -29,7 +30,10 @@ from corescope.sources.units import (
     parse_systemctl_show,
 )
 
-KINDS = ("systemctl_show", "journal_json", "crictl_json", "crictl_table", "docker_ps",
+# journal_export and journal_verbose (`journalctl -o export`, `-o verbose`) are read as the
+# entries `-o json` gives (sources.journal_text)
+JOURNAL_KINDS = ("journal_json", "journal_export", "journal_verbose")
+KINDS = ("systemctl_show", *JOURNAL_KINDS, "crictl_json", "crictl_table", "docker_ps",
          "docker_inspect")
 
 _KV = re.compile(r"^[A-Za-z][A-Za-z0-9_]*=")
@@ -40,6 +44,9 @@ _DOCKER_HEADER = re.compile(r"^CONTAINER ID\s+IMAGE\s+COMMAND\s+CREATED\s+STATUS
 
 def sniff(head: str) -> str | None:
     s = head.lstrip()
+    form = journal_text_form(s.encode("utf-8", errors="replace"))
+    if form is not None:
+        return f"journal_{form}"
     if s.startswith("data: {"):  # journalctl -o json-sse
         s = s[len("data: "):]
     if s.startswith("{") or s.startswith("\x1e"):
@@ -71,7 +78,7 @@ def sniff(head: str) -> str | None:
 
 def parse(data: bytes, kind: str, source: str) -> Parsed:
     p = Parsed(kind, source)
-    if kind == "journal_json":
+    if kind in JOURNAL_KINDS:
         _journal(data, p)
         return p
     p.undated = True
