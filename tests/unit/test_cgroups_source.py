@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import shutil
+from dataclasses import replace
 from pathlib import Path
 
 from hypothesis import given, settings
@@ -281,3 +282,48 @@ def test_locator_never_raises_and_places_at_most_the_root_total(
     stats = {p.replace("//", "/"): CgroupStat(a, b) for p, (a, b) in tree.items()}
     locs = rank_locations(stats, top=100)
     assert all(loc.dying > 0 for loc in locs)
+
+
+def test_census_reader_gives_take_census(tmp_path: Path) -> None:
+    """The recorder's reader (boot id once, /proc/cgroups kept open) gives the census
+    take_census gives, on each fixture layout, and sees /proc/cgroups change."""
+    for name in ("hybrid", "v2nested", "v612"):
+        root = Root(Z / name)
+        layout, _ = cg.read_layout(root)
+        reader = cg.CensusReader(root, layout)
+        try:
+            got, want = reader.take(now=5.0).census, cg.take_census(root, layout, now=5.0).census
+            assert got is not None and want is not None
+            assert replace(got, walk_ms=0.0) == replace(want, walk_ms=0.0)  # walk_ms is timed
+        finally:
+            reader.close()
+    shutil.copytree(Z / "hybrid", tmp_path / "r")
+    root = Root(tmp_path / "r")
+    layout, _ = cg.read_layout(root)
+    reader = cg.CensusReader(root, layout)
+    try:
+        before = reader.take(now=1.0).census
+        assert before is not None and (before.kernel_count, before.dying) == (49, 43)
+        proc = tmp_path / "r/proc/cgroups"
+        proc.write_text(proc.read_text().replace("memory\t4\t49\t1", "memory\t4\t52\t1"))
+        after = reader.take(now=2.0).census
+        assert after is not None and (after.kernel_count, after.live, after.dying) == (52, 6, 46)
+        proc.write_text("not a cgroups table\n")  # no memory row now: no census, and why
+        gone = reader.take(now=3.0)
+        assert gone.census is None and any("/proc/cgroups" in d.message
+                                           for d in gone.diagnostics)
+    finally:
+        reader.close()
+
+
+def test_census_reader_live_uptime_is_proc_uptime() -> None:
+    """On the live system the uptime is CLOCK_BOOTTIME, the clock /proc/uptime shows."""
+    reader = cg.CensusReader(Root(), cg.CgroupLayout("none", None, None, "/", None, ()))
+    try:
+        a = float(Path("/proc/uptime").read_text().split()[0])
+        up = reader.uptime()
+        b = float(Path("/proc/uptime").read_text().split()[0])
+        assert up is not None and a <= up <= b + 0.01
+        assert reader.boot_id == Path("/proc/sys/kernel/random/boot_id").read_text().strip()
+    finally:
+        reader.close()

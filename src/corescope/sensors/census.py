@@ -41,6 +41,7 @@ class CensusSensor(Sensor):
         self.store: Store | None = None
         self.layout: CgroupLayout | None = None
         self.watcher: ChurnWatcher | None = None
+        self.reader: cg.CensusReader | None = None
         self._prev_children: dict[str, tuple[str, ...]] | None = None
         self._prev_mono: float | None = None
         self._last_probe: float | None = None
@@ -58,7 +59,8 @@ class CensusSensor(Sensor):
         if not os.access(top, os.R_OK | os.X_OK):
             return SensorStatus(self.name, False, f"cannot read {top} (not root?): zombie "
                                 "memcg census not measured")
-        first = cg.take_census(root, lay)
+        self.reader = cg.CensusReader(root, lay)
+        first = self.reader.take()
         if first.census is None:
             why = "; ".join(str(d) for d in first.diagnostics) or "unknown"
             return SensorStatus(self.name, False, f"census failed ({why}): zombie memcg "
@@ -76,10 +78,10 @@ class CensusSensor(Sensor):
                             f"{churn_how}")
 
     def tick(self, wall: float, mono: float) -> None:
-        if self.layout is None or self.store is None:
+        if self.layout is None or self.store is None or self.reader is None:
             return
         root = self.env.root
-        res = cg.take_census(root, self.layout, wall)
+        res = self.reader.take(wall)
         c = res.census
         if c is None:
             return
@@ -123,6 +125,8 @@ class CensusSensor(Sensor):
         if self.watcher is not None:
             self.watcher.stop()
             self.watcher = None
+        if self.reader is not None:
+            self.reader.close()
 
 
 class RestartSensor(Sensor):

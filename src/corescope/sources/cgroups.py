@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 import re
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -26,7 +26,7 @@ from corescope.model.cgroups import (
     StatReadCost,
 )
 from corescope.model.common import Diagnostic
-from corescope.rootfs import Root, read_capped
+from corescope.rootfs import KeptFile, Root, read_capped
 from corescope.sources.boot import read_boot_id
 from corescope.sources.text import as_text
 
@@ -270,9 +270,10 @@ def uptime_s(root: Root) -> float | None:
         return None
 
 
-def _memory_row(root: Root) -> tuple[ProcCgroupsRow | None, list[Diagnostic]]:
+def _memory_row(read: Callable[[], str]) -> tuple[ProcCgroupsRow | None, list[Diagnostic]]:
+    """/proc/cgroups' memory row, `read` giving the file's text (raising OSError)."""
     try:
-        rows, diags = parse_proc_cgroups(root.read_text("/proc/cgroups"))
+        rows, diags = parse_proc_cgroups(read())
     except OSError as exc:
         return None, [Diagnostic("/proc/cgroups", f"unreadable ({exc.strerror or exc})")]
     return rows.get("memory"), diags
@@ -310,14 +311,55 @@ class CensusResult:
 
 def take_census(root: Root, layout: CgroupLayout, now: float | None = None) -> CensusResult:
     """Count memory cgroups now. None census when this host has no memory controller."""
-    now = time.time() if now is None else now
     # "" when unknown: MemcgCensus.boot_id is a plain string
-    bid, up = read_boot_id(root) or "", uptime_s(root)
+    return _take(root, layout, time.time() if now is None else now, read_boot_id(root) or "",
+                 uptime_s(root), lambda: root.read_text("/proc/cgroups"))
+
+
+class CensusReader:
+    """`take_census` for a recorder that counts every few seconds, at less cost each time:
+    the boot id is read once (it cannot change while the process runs), the live system's
+    uptime is CLOCK_BOOTTIME (the clock /proc/uptime prints) rather than a file, and
+    /proc/cgroups, read twice per v1 census, stays open (one pread each time). The census is
+    the same as `take_census` gives."""
+
+    def __init__(self, root: Root, layout: CgroupLayout) -> None:
+        self.root, self.layout = root, layout
+        self.boot_id = read_boot_id(root) or ""
+        self._cgroups: KeptFile | None = None
+
+    def _read_cgroups(self) -> str:
+        if self._cgroups is None:
+            self._cgroups = KeptFile(self.root.path("/proc/cgroups"))
+        try:
+            return self._cgroups.read().decode(errors="replace")
+        except OSError:
+            self.close()  # reopened next time
+            raise
+
+    def uptime(self) -> float | None:
+        if self.root.is_live:
+            # /proc/uptime prints this clock truncated to hundredths
+            return int(time.clock_gettime(time.CLOCK_BOOTTIME) * 100) / 100
+        return uptime_s(self.root)
+
+    def take(self, now: float | None = None) -> CensusResult:
+        return _take(self.root, self.layout, time.time() if now is None else now, self.boot_id,
+                     self.uptime(), self._read_cgroups)
+
+    def close(self) -> None:
+        if self._cgroups is not None:
+            self._cgroups.close()
+            self._cgroups = None
+
+
+def _take(root: Root, layout: CgroupLayout, now: float, bid: str, up: float | None,
+          read_cgroups: Callable[[], str]) -> CensusResult:
     if layout.memory == "v1" and layout.memory_mount:
-        return _census_v1(root, layout, now, bid, up)
+        return _census_v1(root, layout, now, bid, up, read_cgroups)
     if layout.memory == "v2" and layout.memory_mount:
-        return _census_v2(root, layout, now, bid, up)
-    row, diags = _memory_row(root)
+        return _census_v2(root, layout, now, bid, up, read_cgroups)
+    row, diags = _memory_row(read_cgroups)
     why = ("no memory controller mounted (no v1 memory hierarchy and none enabled in the v2 "
            "root's cgroup.controllers)")
     if row is not None and not row.enabled:
@@ -325,8 +367,8 @@ def take_census(root: Root, layout: CgroupLayout, now: float | None = None) -> C
     return CensusResult(None, None, [*diags, Diagnostic("census", why)])
 
 
-def _census_v1(root: Root, layout: CgroupLayout, now: float, bid: str,
-               up: float | None) -> CensusResult:
+def _census_v1(root: Root, layout: CgroupLayout, now: float, bid: str, up: float | None,
+               read_cgroups: Callable[[], str]) -> CensusResult:
     assert layout.memory_mount is not None
     top = root.path(layout.memory_mount)
     diags: list[Diagnostic] = []
@@ -343,11 +385,11 @@ def _census_v1(root: Root, layout: CgroupLayout, now: float, bid: str,
     stable = False
     walk_ms = 0.0
     for _ in range(3):
-        row_before, d1 = _memory_row(root)
+        row_before, d1 = _memory_row(read_cgroups)
         t0 = time.perf_counter()
         tree = walk_live(top)
         walk_ms = (time.perf_counter() - t0) * 1000.0
-        row_after, d2 = _memory_row(root)
+        row_after, d2 = _memory_row(read_cgroups)
         diags = d1 + d2
         if (row_before and row_after and row_before.num_cgroups == row_after.num_cgroups):
             stable = True
@@ -394,11 +436,11 @@ def v2_memcg_counts(stat: CgroupStat) -> tuple[int, int, str] | None:
     return None
 
 
-def _census_v2(root: Root, layout: CgroupLayout, now: float, bid: str,
-               up: float | None) -> CensusResult:
+def _census_v2(root: Root, layout: CgroupLayout, now: float, bid: str, up: float | None,
+               read_cgroups: Callable[[], str]) -> CensusResult:
     assert layout.memory_mount is not None
     diags: list[Diagnostic] = []
-    row, d = _memory_row(root)
+    row, d = _memory_row(read_cgroups)
     diags += d
     t0 = time.perf_counter()
     try:
