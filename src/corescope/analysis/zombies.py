@@ -12,6 +12,7 @@ from typing import Any
 
 from corescope.model.cgroups import (
     DEFAULT_THRESHOLDS,
+    KUBELET_LOOPING,
     CgroupLayout,
     CgroupStat,
     ChurnCount,
@@ -158,7 +159,9 @@ class RestartRate:
     name: str
     restarts: int | None
     per_hour: float | None
-    basis: str  # "observed" (counter delta over the window) | "since-boot" | "journal"
+    # "observed" (counter delta over the window) | "journal" | "since-start" (the counter's
+    # own start: a pod's) | "since-boot"
+    basis: str
     state: str
     cgroup: str | None
     detail: dict[str, Any] = field(default_factory=dict)
@@ -195,6 +198,11 @@ def restart_rates(records: Sequence[RestartRecord], uptime_s: float | None,
                 jr = (len(js) - 1) / span * 3600.0
                 if per_hour is None or basis != "observed":
                     per_hour, basis = jr, "journal"
+        span = _counted_span(last)
+        if per_hour is None and last.restarts is not None and span:
+            # the counter's own start (a pod's restartCount counts from the pod's start)
+            per_hour = last.restarts / (span / 3600.0)
+            basis = "since-start"
         if per_hour is None and last.restarts is not None and uptime_s:
             per_hour = last.restarts / (uptime_s / 3600.0)
             basis = "since-boot"
@@ -205,7 +213,18 @@ def restart_rates(records: Sequence[RestartRecord], uptime_s: float | None,
     return out
 
 
-_LOOPING_STATES = {"auto-restart", "restarting", "CONTAINER_EXITED", "activating"}
+def _counted_span(r: RestartRecord) -> float | None:
+    """Seconds the record's restart counter covers, when its source says: `counted_s` (a
+    pod's AGE in `kubectl get pods`) or `counted_since` (its start time, an epoch)."""
+    span = r.detail.get("counted_s")
+    if span is None and isinstance(since := r.detail.get("counted_since"), int | float):
+        span = r.t - since
+    ok = isinstance(span, int | float) and not isinstance(span, bool) and 60.0 <= span < 1e10
+    return float(span) if ok else None  # under a minute, a rate would be noise
+
+
+_LOOPING_STATES = {"auto-restart", "restarting", "CONTAINER_EXITED", "activating",
+                   *KUBELET_LOOPING}
 
 
 def _matches(churn_parent: str, rate: RestartRate) -> bool:

@@ -119,12 +119,18 @@ class ParentChurn:
     method: str
 
 
+# a crash loop as the kubelet reports a container's state: waiting to be restarted after
+# failing, or just terminated in error (`kubectl get pods` STATUS, the JSON's state reason)
+KUBELET_LOOPING = frozenset({"CrashLoopBackOff", "Error", "OOMKilled", "RunContainerError",
+                             "ContainerCannotRun"})
+
+
 @dataclass(frozen=True)
 class RestartRecord:
     """Restart evidence for one unit or container at one moment."""
 
     t: float
-    kind: str  # "systemd-unit" | "container" | "docker-container"
+    kind: str  # "systemd-unit" | "container" | "docker-container" | "pod"
     name: str
     restarts: int | None
     state: str = ""

@@ -249,7 +249,7 @@ def parse_crictl_table(text: str | bytes, t: float = 0.0, source: str = "crictl 
     diags: list[Diagnostic] = []
     items: list[Any] = []
     for lineno, line in enumerate(lines[1:], 2):
-        cells = _display_cells(line, starts)
+        cells = display_cells(line, starts)
 
         def cell(f: str, cells: list[str] = cells) -> str:
             return cells[at[f]] if f in at else ""
@@ -363,7 +363,7 @@ def docker_table_header(line: str) -> bool:
             and bool({"CONTAINER ID", "NAMES"} & set(known)))
 
 
-def _display_cells(line: str, starts: list[int]) -> list[str]:
+def display_cells(line: str, starts: list[int]) -> list[str]:
     """The cells of a row cut at the header's columns. docker's tabwriter aligns by display
     width (an East Asian wide character takes two columns), Python indexes characters."""
     if not line.isascii():
@@ -395,7 +395,7 @@ def _docker_table(lines: list[str], source: str) -> tuple[list[DockerPs], list[D
     starts = [s for _, s in cols]
     out: list[DockerPs] = []
     for lineno, line in enumerate(lines[1:], 2):
-        cells = _display_cells(line, starts)
+        cells = display_cells(line, starts)
 
         def cell(f: str, cells: list[str] = cells) -> str:
             return cells[at[f]] if f in at else ""

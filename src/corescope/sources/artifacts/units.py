@@ -1,8 +1,9 @@
 """Restart evidence and the journal: `systemctl show` dumps, `journalctl -o json`,
 `-o export` or `-o verbose` (restart entries and kernel entries), `crictl ps -a -o json` or
-its table, `docker ps -a` (table or `--format '{{json .}}'`) and `docker inspect`. Parsing is
-sources.units' (and sources.kmsg's for the journal's kernel entries); this module recognises
-the content and turns what it finds into stored records.
+its table, `docker ps -a` (table or `--format '{{json .}}'`), `docker inspect` and `kubectl get
+pods` (table or `-o json`). Parsing is sources.units' and sources.kubectl's (and
+sources.kmsg's for the journal's kernel entries); this module recognises the content and turns
+what it finds into stored records.
 
 Snapshots (`systemctl show`, `crictl`, `docker`) carry no time of their own: they are undated
 and the importer places them. Journal entries carry journald's wall clock; a journal with
@@ -18,6 +19,12 @@ from corescope.model.cgroups import RestartRecord
 from corescope.sources.artifacts.base import BootTime, Parsed
 from corescope.sources.journal_text import text_form as journal_text_form
 from corescope.sources.kmsg import journal_objects, parse_journal_json
+from corescope.sources.kubectl import (
+    kubectl_table_header,
+    looks_like_pod_json,
+    parse_kubectl_json,
+    parse_kubectl_table,
+)
 from corescope.sources.units import (
     RESTART_MESSAGE_ID,
     crictl_table_header,
@@ -34,7 +41,7 @@ from corescope.sources.units import (
 # entries `-o json` gives (sources.journal_text)
 JOURNAL_KINDS = ("journal_json", "journal_export", "journal_verbose")
 KINDS = ("systemctl_show", *JOURNAL_KINDS, "crictl_json", "crictl_table", "docker_ps",
-         "docker_inspect")
+         "docker_inspect", "kubectl_pods", "kubectl_json")
 
 _KV = re.compile(r"^[A-Za-z][A-Za-z0-9_]*=")
 _SYSTEMD_KEYS = re.compile(r"^(?:Id|Names|NRestarts|SubState|ActiveState|ControlGroup|"
@@ -52,6 +59,8 @@ def sniff(head: str) -> str | None:
     if s.startswith("{") or s.startswith("\x1e"):
         if "__REALTIME_TIMESTAMP" in head or "__CURSOR" in head:
             return "journal_json"
+        if looks_like_pod_json(head):  # before crictl's: a Pod's spec lists "containers"
+            return "kubectl_json"
         if '"containers"' in head and ('"podSandboxId"' in head or '"metadata"' in head):
             return "crictl_json"
         if '"ID"' in head and '"Names"' in head and '"Status"' in head:
@@ -68,6 +77,8 @@ def sniff(head: str) -> str | None:
         return "crictl_table"
     if _DOCKER_HEADER.search(head[:2000]) or docker_table_header(first):
         return "docker_ps"
+    if kubectl_table_header(first):
+        return "kubectl_pods"
     lines = [ln for ln in head.splitlines()[:300] if ln.strip()]
     if lines and _SYSTEMD_KEYS.search(head):
         kv = sum(1 for ln in lines if _KV.match(ln))
@@ -90,6 +101,10 @@ def parse(data: bytes, kind: str, source: str) -> Parsed:
         recs, diags = parse_crictl_table(data, 0.0, source)
     elif kind == "docker_inspect":
         recs, diags = parse_docker_inspect(data, 0.0, source)
+    elif kind == "kubectl_pods":
+        recs, diags = parse_kubectl_table(data, 0.0, source)
+    elif kind == "kubectl_json":
+        recs, diags = parse_kubectl_json(data, 0.0, source)
     else:
         rows, diags = parse_docker_ps(data, source)
         recs = [RestartRecord(t=0.0, kind="docker-container", name=r.name, restarts=None,

@@ -1,0 +1,181 @@
+"""Restart evidence from Kubernetes' own view: `kubectl get pods` (its table, with or without
+`-A` and `-o wide`) and `kubectl get pods -o json` (a `List` of `Pod` objects, or one Pod).
+
+The JSON gives one record per container, named `namespace/pod/container` as the CRI readers
+name theirs (so a `crictl ps` of the same node adds to the same record), with the pod's UID
+as the key its cgroups carry (`pod<uid>`). The table only shows a pod's restarts summed over
+its containers: one record per pod, `namespace/pod`. `kubectl` lists the pods of every node
+it is asked for; only the node under investigation matters, so pods of several nodes are
+read with a diagnostic saying how to narrow them (`--field-selector spec.nodeName=NODE`)."""
+
+from __future__ import annotations
+
+import json
+import re
+from datetime import datetime
+from typing import Any
+
+from corescope.model.cgroups import RestartRecord
+from corescope.model.common import Diagnostic
+from corescope.sources.text import as_text
+from corescope.sources.units import display_cells, table_columns
+
+# kubectl's pod table (pkg/printers/internalversion printPod): NAME READY STATUS RESTARTS AGE,
+# after NAMESPACE with -A; -o wide adds IP NODE NOMINATED NODE READINESS GATES
+KUBECTL_HEADERS = {"NAMESPACE": "namespace", "NAME": "name", "READY": "ready",
+                   "STATUS": "status", "RESTARTS": "restarts", "AGE": "age", "NODE": "node"}
+# RESTARTS is `5`, or `5 (3m12s ago)` since Kubernetes 1.22 when a container has terminated
+_RESTARTS = re.compile(r"^(\d+)(?: \((?P<ago>[0-9a-z]+) ago\))?$")
+_CONTAINER_ID = re.compile(r"^[a-z0-9-]+://([0-9a-f]{12,64})$")
+
+
+def kubectl_table_header(line: str) -> bool:
+    names = [n for n, _ in table_columns(line)]
+    return names[:1] in (["NAME"], ["NAMESPACE"]) and {"NAME", "READY", "STATUS",
+                                                         "RESTARTS"} <= set(names)
+
+
+def looks_like_pod_json(head: str) -> bool:
+    """`kubectl get pods -o json` (a List of Pods) or one Pod, from the first bytes."""
+    return ('"kind": "Pod"' in head or '"kind":"Pod"' in head) and '"apiVersion"' in head
+
+
+def parse_kubectl_table(text: str | bytes, t: float = 0.0, source: str = "kubectl get pods"
+                        ) -> tuple[list[RestartRecord], list[Diagnostic]]:
+    lines = [ln for ln in as_text(text).splitlines() if ln.strip()]
+    if not lines or not kubectl_table_header(lines[0]):
+        return [], [Diagnostic(source, "no kubectl get pods header (NAME READY STATUS "
+                               "RESTARTS AGE)", 1)]
+    cols = table_columns(lines[0])
+    at = {KUBECTL_HEADERS[n]: i for i, (n, _) in enumerate(cols) if n in KUBECTL_HEADERS}
+    starts = [s for _, s in cols]
+    records: list[RestartRecord] = []
+    diags: list[Diagnostic] = []
+    nodes: set[str] = set()
+    for lineno, line in enumerate(lines[1:], 2):
+        if kubectl_table_header(line):
+            continue  # `kubectl get pods -w` and concatenated outputs repeat the header
+        cells = display_cells(line, starts)
+
+        def cell(f: str, cells: list[str] = cells) -> str:
+            return cells[at[f]] if f in at and at[f] < len(cells) else ""
+
+        name, m = cell("name"), _RESTARTS.match(cell("restarts"))
+        if not name or m is None:
+            diags.append(Diagnostic(source, f"unreadable row: {line[:80]!r}", lineno))
+            continue
+        ns = cell("namespace")
+        detail: dict[str, Any] = {"source": "kubectl", "ready": cell("ready"),
+                                  "age": cell("age")}
+        if m["ago"]:
+            detail["last_restart_ago"] = m["ago"]
+        age = duration_s(cell("age"))
+        if age is not None:
+            detail["counted_s"] = age  # restarts count from the pod's start
+        if cell("node") and cell("node") != "<none>":
+            detail["node"] = cell("node")
+            nodes.add(cell("node"))
+        records.append(RestartRecord(t=t, kind="pod", name=f"{ns}/{name}" if ns else name,
+                                     restarts=int(m.group(1)), state=cell("status"),
+                                     detail=detail))
+    _several_nodes(nodes, diags, source)
+    return records, diags
+
+
+def parse_kubectl_json(text: str | bytes, t: float = 0.0, source: str = "kubectl get pods"
+                       ) -> tuple[list[RestartRecord], list[Diagnostic]]:
+    diags: list[Diagnostic] = []
+    try:
+        doc = json.loads(as_text(text))
+    except (ValueError, RecursionError) as exc:
+        return [], [Diagnostic(source, f"not JSON: {exc}")]
+    pods = doc.get("items") if isinstance(doc, dict) and doc.get("kind") != "Pod" else [doc]
+    if not isinstance(pods, list):
+        return [], [Diagnostic(source, "no `items` list of pods")]
+    records: list[RestartRecord] = []
+    nodes: set[str] = set()
+    for i, pod in enumerate(pods):
+        got = _pod_records(pod, t, i, diags)
+        records += got
+        node = got[0].detail.get("node") if got else None
+        if isinstance(node, str):
+            nodes.add(node)
+    _several_nodes(nodes, diags, source)
+    return records, diags
+
+
+def _pod_records(pod: Any, t: float, i: int, diags: list[Diagnostic]) -> list[RestartRecord]:
+    meta = pod.get("metadata") if isinstance(pod, dict) else None
+    if not isinstance(meta, dict) or not isinstance(meta.get("name"), str):
+        diags.append(Diagnostic("kubectl get pods", f"items[{i}] is not a named Pod"))
+        return []
+    status = pod.get("status") if isinstance(pod.get("status"), dict) else {}
+    spec = pod.get("spec") if isinstance(pod.get("spec"), dict) else {}
+    ns = meta.get("namespace") if isinstance(meta.get("namespace"), str) else ""
+    uid = meta.get("uid") if isinstance(meta.get("uid"), str) else None
+    base = f"{ns}/{meta['name']}" if ns else meta["name"]
+    started = _epoch(status.get("startTime"))
+    out = []
+    for key in ("initContainerStatuses", "containerStatuses"):
+        for cs in status.get(key) or []:
+            if not isinstance(cs, dict) or not isinstance(cs.get("name"), str):
+                continue
+            n = cs.get("restartCount")
+            detail: dict[str, Any] = {"source": "kubectl", "phase": status.get("phase")}
+            if started is not None:
+                detail["counted_since"] = started  # restartCount counts from the pod's start
+            if isinstance(spec.get("nodeName"), str):
+                detail["node"] = spec["nodeName"]
+            cid = _CONTAINER_ID.match(str(cs.get("containerID") or ""))
+            if cid:
+                detail["ids"] = [cid.group(1)]  # an OOM line or a cgroup path names it
+            last = (cs.get("lastState") or {}).get("terminated") if isinstance(
+                cs.get("lastState"), dict) else None
+            if isinstance(last, dict):
+                detail |= {k: last[k] for k in ("exitCode", "reason", "finishedAt")
+                           if isinstance(last.get(k), str | int)}
+            out.append(RestartRecord(
+                t=t, kind="container", name=f"{base}/{cs['name']}",
+                restarts=n if isinstance(n, int) and not isinstance(n, bool) and n >= 0
+                else None,
+                state=_state(cs.get("state")), cgroup=f"pod{uid}" if uid else None,
+                detail=detail))
+    return out
+
+
+_DURATION = re.compile(r"^(?:(\d+)y)?(?:(\d+)d)?(?:(\d+)h)?(?:(\d+)m)?(?:(\d+)s)?$")
+
+
+def duration_s(text: str) -> float | None:
+    """kubectl's AGE (apimachinery's HumanDuration: `45s`, `2m59s`, `5d22h`, `3y`)."""
+    m = _DURATION.match(text)
+    if m is None or not text:
+        return None
+    y, d, h, mi, s = (int(g) if g else 0 for g in m.groups())
+    return float((((y * 365 + d) * 24 + h) * 60 + mi) * 60 + s)
+
+
+def _epoch(stamp: Any) -> float | None:
+    """An RFC 3339 time of the Kubernetes API (`2026-11-24T15:02:11Z`)."""
+    if not isinstance(stamp, str):
+        return None
+    try:
+        return datetime.fromisoformat(stamp.replace("Z", "+00:00")).timestamp()
+    except ValueError:
+        return None
+
+
+def _state(state: Any) -> str:
+    """The kubelet's reason (CrashLoopBackOff, Error, ...) or the state's name."""
+    if not isinstance(state, dict) or not state:
+        return ""
+    name, body = next(iter(state.items()))
+    reason = body.get("reason") if isinstance(body, dict) else None
+    return reason if isinstance(reason, str) and reason else str(name)
+
+
+def _several_nodes(nodes: set[str], diags: list[Diagnostic], source: str) -> None:
+    if len(nodes) > 1:
+        diags.append(Diagnostic(source, f"pods of {len(nodes)} nodes: all are read; list one "
+                                "node's with `kubectl get pods -A -o json --field-selector "
+                                "spec.nodeName=NODE`"))
