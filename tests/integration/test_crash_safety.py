@@ -7,8 +7,12 @@ import signal
 import sqlite3
 import time
 
-from conftest import popen_cli, run_cli_json
+import pytest
+
+from conftest import popen_cli, run_cli, run_cli_json
+from corescope.store import journal
 from corescope.store.db import Store
+from corescope.store.meta import get_meta
 from corescope.store.series import read_samples
 
 
@@ -38,8 +42,23 @@ def test_kill_9_loses_nothing_committed(tmp_path):
         samples = read_samples(s, 0, 4e9)
     assert len(samples) >= seen_before_kill
     assert [x.t for x in samples] == sorted(x.t for x in samples)
+    assert len({x.t for x in samples}) == len(samples)  # a row in a block and the journal: once
     out = run_cli_json("cores", "--store", str(store_dir), "--json", "--last", "10m")
     assert out["samples"] == len(samples)
+    # the rows not yet folded were in the journal; the next start folds them, each once
+    with Store.open(store_dir, create=False) as s:
+        unfolded = len(journal.read(store_dir).unfolded(get_meta(s, journal.FOLDED_KEY)))
+        in_blocks = s.query("SELECT SUM(n) FROM core_blocks")[0][0]
+    assert unfolded > 0 and in_blocks + unfolded == len(samples)
+    run_cli("record", "--store", str(store_dir), "--interval", "0.1", "--duration", "1",
+            "--no-profile", "--no-kmsg", "--no-census", "--no-netdev", check=True)
+    with Store.open(store_dir, create=False) as s:
+        after = read_samples(s, 0, 4e9)
+        assert s.query("SELECT SUM(n) FROM core_blocks")[0][0] == len(after)
+    assert len({x.t for x in after}) == len(after) > len(samples)
+    # the same samples (a block keeps times to the millisecond)
+    assert [x.t for x in after[: len(samples)]] == pytest.approx([x.t for x in samples],
+                                                                  abs=1e-3)
 
 
 def test_sigterm_is_a_clean_shutdown(tmp_path):

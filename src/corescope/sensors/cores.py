@@ -30,10 +30,11 @@ class CoresSensor(Sensor):
                                 "per-core CPU time not measured")
         if not first.cpus:
             return SensorStatus(self.name, False, "no per-cpu lines in /proc/stat")
-        self._writer = SeriesWriter(store)
+        self._writer = SeriesWriter(store, journal_cpus=len(first.cpus))
+        note = f" ({self._writer.journal_note})" if self._writer.journal_note else ""
         return SensorStatus(
-            self.name, True, f"{len(first.cpus)} CPUs every {self.interval_s:g}s from /proc/stat"
-        )
+            self.name, True,
+            f"{len(first.cpus)} CPUs every {self.interval_s:g}s from /proc/stat{note}")
 
     def tick(self, wall: float, mono: float) -> None:
         assert self._deltas is not None and self._writer is not None
@@ -52,11 +53,13 @@ class CoresSensor(Sensor):
             self._prev_mono = mono
 
     def close(self) -> None:
-        if self._writer is not None:
-            self._writer.flush()
-        if self._reader is not None:
-            self._reader.close()
-
+        try:
+            if self._writer is not None:
+                self._writer.close()
+        finally:
+            self._writer = None
+            if self._reader is not None:
+                self._reader.close()
 
 def build(env: SensorEnv) -> list[Sensor]:
     return [CoresSensor(env)]

@@ -161,6 +161,9 @@ MIGRATIONS: tuple[tuple[int, str, object], ...] = (
     (2, "drop per-core rows with unusable times", _drop_unusable_core_rows),
     (3, "per-block zone maps for the per-core series", _add_block_zone_column),
     (4, "raw per-core rows keyed by time without a rowid", _core_recent_without_rowid),
+    # the recorder's raw rows live in cores.journal beside the database until folded (see
+    # store/journal.py); a version that does not read it would miss the newest minute
+    (5, "per-core raw rows journalled beside the database", None),
 )
 SCHEMA_VERSION = MIGRATIONS[-1][0]
 # how long a reading command spends checking the store's integrity when it opens it

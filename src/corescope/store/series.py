@@ -12,9 +12,12 @@ deltas at 1 s are small and columns such as nice, steal and guest are mostly zer
 from __future__ import annotations
 
 import math
+import os
+import sqlite3
 import struct
 from array import array
 from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from typing import NamedTuple
 
 import numpy as np
@@ -24,6 +27,7 @@ from corescope.model.common import Diagnostic
 from corescope.model.cores import MODES, CoreSample
 from corescope.model.matrix import NF, UNKNOWN_BOUND, CoreMatrix, LazyCoreMatrix, Zone
 from corescope.model.packed import PackedRows
+from corescope.store import journal
 from corescope.store.db import Store
 
 DDL = """
@@ -367,24 +371,72 @@ _APPEND = "INSERT OR REPLACE INTO core_recent (t, interval_s, payload) VALUES (?
 
 
 class SeriesWriter:
-    """Appends samples; folds raw rows into a block every `block_samples` samples."""
+    """Appends samples; folds raw rows into a block every `block_samples` samples.
 
-    def __init__(self, store: Store, block_samples: int = BLOCK_SAMPLES) -> None:
+    With `journal_cpus` (the recorder's live path) the raw rows go to the store's journal
+    (store/journal.py: a memcpy, no commit) and the fold commits them; rows from a previous
+    run's journal or `core_recent` are folded first, each exactly once. Without it (or when
+    another recorder holds the journal, or it cannot be made) each row is committed to
+    `core_recent` on its own, as before."""
+
+    def __init__(self, store: Store, block_samples: int = BLOCK_SAMPLES,
+                 journal_cpus: int | None = None) -> None:
         self.store = store
         self.block_samples = block_samples
         self._pending = store.query("SELECT COUNT(*) FROM core_recent")[0][0]
         self._cursor = store.conn.cursor()  # one per tick would be allocated and dropped
+        self._journal: journal.JournalWriter | None = None
+        # why samples are not journalled, or what was wrong with the last run's journal
+        self.journal_note: str | None = None
+        if journal_cpus is not None:
+            self._open_journal(journal_cpus)
+
+    def _open_journal(self, ncpu: int) -> None:
+        try:
+            j = journal.JournalWriter.lock(self.store.directory)
+        except OSError as exc:
+            self.journal_note = f"{exc}; each sample is committed to SQLite instead"
+            return
+        try:
+            old = journal.read(self.store.directory)
+            if old.diagnostics:  # the rows before the damage are stored below
+                self.journal_note = "the last run's journal: " + "; ".join(
+                    d.message for d in old.diagnostics)
+            folded = self._folded()
+            # what the last run left (a kill -9, a crash between fold and reset) and any
+            # core_recent rows (older versions, a full journal): stored once, now
+            self._fold(old.unfolded(folded), (old.epoch, len(old.rows)))
+            epoch = (max(old.epoch, journal.parse_folded(folded)[0]) + 1) & 0xFFFFFFFF
+            # four minutes of rows: a fold the store refuses for a while loses nothing
+            j.create(epoch, journal.capacity_for(max(ncpu, os.cpu_count() or 1),
+                                                 4 * self.block_samples))
+        except OSError as exc:  # no room for the file, say: recording goes on without it
+            j.close()
+            self.journal_note = f"cannot make the journal: {exc}; each sample is committed " \
+                                "to SQLite instead"
+            return
+        except BaseException:
+            j.close()
+            raise
+        self._journal = j
+
+    def _folded(self) -> str | None:
+        rows = self.store.query("SELECT value FROM store_meta WHERE key = ?",
+                                (journal.FOLDED_KEY,))
+        return rows[0][0] if rows else None
 
     def append(self, sample: CoreSample) -> None:
         """Store one sample. Raises InvalidSample (storing nothing) for an unusable time."""
         why = check_sample_time(sample.t, sample.interval_s)
         if why is not None:
             raise InvalidSample(why)
-        row = (sample.t, sample.interval_s, _encode_row(sample))
-        # one statement is its own transaction (the connection is in autocommit mode): as
-        # atomic and as durable as BEGIN/INSERT/COMMIT, and two statements fewer each tick
-        with self.store.lock:
-            self._cursor.execute(_APPEND, row)
+        payload = _encode_row(sample)
+        j = self._journal
+        if j is None or not j.append(sample.t, sample.interval_s, payload):
+            # one statement is its own transaction (the connection is in autocommit mode):
+            # as atomic and as durable as BEGIN/INSERT/COMMIT, and two statements fewer
+            with self.store.lock:
+                self._cursor.execute(_APPEND, (sample.t, sample.interval_s, payload))
         self._pending += 1
         if self._pending >= self.block_samples:
             self.flush()
@@ -420,31 +472,58 @@ class SeriesWriter:
         """Fold every raw row into blocks (one transaction: all or nothing). A row that cannot
         be decoded or stored (written by an older, unchecked version) is dropped, not kept
         forever in the way of every later fold."""
+        j = self._journal
+        if j is None or not j.rows:
+            self._fold([], None)
+            return
+        self._fold(j.rows, (j.epoch, len(j.rows)))
+        j.reset()  # after the commit: a crash in between is what FOLDED_KEY is for
+
+    def _fold(self, extra: list[tuple[float, float, bytes]],
+              done: tuple[int, int] | None) -> None:
+        """Fold core_recent's rows and `extra` (journal rows) into blocks; with `done`
+        (journal epoch, rows), record in the same transaction that those rows are stored."""
         with self.store.write() as c:
             rows = c.execute("SELECT t, interval_s, payload FROM core_recent ORDER BY t").fetchall()
-            if not rows:
-                return
-            m = _one_run(rows)
-            if m is not None:  # the usual minute: one block, straight from the rows' bytes
-                c.execute(INSERT_BLOCK, block_row(m.t, m.interval_s, m.cpus, m.ticks, m.present))
+            had_recent = bool(rows)
+            if extra:
+                rows = sorted(rows + list(extra), key=lambda r: r[0]) if rows else list(extra)
+            if rows:
+                self._store_rows(c, rows)
+            if had_recent:
                 c.execute("DELETE FROM core_recent")
-                self._pending = 0
-                return
-            good: list[CoreSample] = []
-            for t, iv, payload in rows:
-                try:
-                    if check_sample_time(t, iv) is None:
-                        good.append(_decode_row(t, iv, payload))
-                except SeriesFormatError:
-                    pass
-            for group in _block_groups(good):
-                if sorted(s.t for s in group) != [s.t for s in group]:
-                    raise ValueError("block samples out of time order")
-                m = CoreMatrix.from_samples(group)
-                c.execute(INSERT_BLOCK, block_row(m.t, m.interval_s, m.cpus, m.ticks,
-                                                  m.present))
-            c.execute("DELETE FROM core_recent")
+            if done is not None and done[1]:
+                c.execute("INSERT OR REPLACE INTO store_meta (key, value) VALUES (?, ?)",
+                          (journal.FOLDED_KEY, f"{done[0]} {done[1]}"))
         self._pending = 0
+
+    @staticmethod
+    def _store_rows(c: sqlite3.Connection, rows: list[tuple]) -> None:
+        m = _one_run(rows)
+        if m is not None:  # the usual minute: one block, straight from the rows' bytes
+            c.execute(INSERT_BLOCK, block_row(m.t, m.interval_s, m.cpus, m.ticks, m.present))
+            return
+        good: list[CoreSample] = []
+        for t, iv, payload in rows:
+            try:
+                if check_sample_time(t, iv) is None:
+                    good.append(_decode_row(t, iv, payload))
+            except SeriesFormatError:
+                pass
+        for group in _block_groups(good):
+            if sorted(s.t for s in group) != [s.t for s in group]:
+                raise ValueError("block samples out of time order")
+            m = CoreMatrix.from_samples(group)
+            c.execute(INSERT_BLOCK, block_row(m.t, m.interval_s, m.cpus, m.ticks, m.present))
+
+    def close(self) -> None:
+        """Fold what is left and let go of the journal (its file stays, empty)."""
+        try:
+            self.flush()
+        finally:
+            if self._journal is not None:
+                self._journal.close()
+                self._journal = None
 
 
 def _one_run(rows: list[tuple]) -> CoreMatrix | None:
@@ -700,13 +779,18 @@ def read_matrix(store: Store, t0: float, t1: float) -> CoreMatrix:
     """Samples whose end time lies in [t0, t1], oldest first, as arrays, decoded block by
     block. A block or row that cannot be decoded is skipped and named in `diagnostics`."""
     diags: list[Diagnostic] = []
-    with store.lock:
+    jr = journal.read(store.directory)  # before the snapshot: see store/journal.py
+    with store.lock, _snapshot(store):
         blocks = store.conn.execute(
             "SELECT rowid, t0, t1, payload, zone, n FROM core_blocks WHERE t1 >= ? AND t0 <= ? "
             "ORDER BY t1", (t0, t1)).fetchall()
         rows = store.conn.execute(
             "SELECT t, interval_s, payload FROM core_recent WHERE t BETWEEN ? AND ? ORDER BY t",
             (t0, t1)).fetchall()
+        extra = _journal_rows(store, jr, diags)
+    extra = [r for r in extra if t0 <= r[0] <= t1]
+    if extra:
+        rows = sorted(rows + extra, key=lambda r: r[0]) if rows else extra
     out = _MatrixBuilder(sum(int(b[5]) for b in blocks) + len(rows))
     # the blocks stay compressed (decoded when read); their zone maps say what they hold
     raws = [_unzip_zone(b[4]) for b in blocks]
@@ -786,14 +870,49 @@ def read_samples(store: Store, t0: float, t1: float) -> list[CoreSample]:
     return read_matrix(store, t0, t1).to_samples()
 
 
+@contextmanager
+def _snapshot(store: Store) -> Iterator[None]:
+    """One read transaction (one WAL snapshot) for several SELECTs, so a fold committing
+    between them is seen entirely or not at all. Inside a write: that transaction."""
+    own = not store.conn.in_transaction
+    if own:
+        store.conn.execute("BEGIN")
+    try:
+        yield
+    finally:
+        if own:
+            store.conn.execute("COMMIT")
+
+
+def _journal_rows(store: Store, jr: journal.JournalRead,
+                  diags: list[Diagnostic]) -> list[tuple[float, float, bytes]]:
+    """The journal's rows no fold has stored (store.lock held, in the reader's snapshot);
+    its problems go to `diags` unless every row it could read is stored anyway (a reader
+    that raced a fold)."""
+    got = store.conn.execute("SELECT value FROM store_meta WHERE key = ?",
+                             (journal.FOLDED_KEY,)).fetchall()
+    folded = got[0][0] if got else None
+    rows = jr.unfolded(folded)
+    epoch, count = journal.parse_folded(folded)
+    if jr.diagnostics and not (epoch == jr.epoch and count >= len(jr.rows)):
+        diags.extend(jr.diagnostics)
+    return rows
+
+
 def time_span(store: Store) -> tuple[float, float] | None:
     """Oldest and newest sample time in the store, or None when empty."""
-    lo_hi = store.query(
-        "SELECT MIN(t), MAX(t) FROM (SELECT t0 AS t FROM core_blocks UNION ALL "
-        "SELECT t1 FROM core_blocks UNION ALL SELECT t FROM core_recent) "
-        "WHERE t > 0 AND t < ?", (MAX_T,)
-    )[0]
-    return None if lo_hi[0] is None else (lo_hi[0], lo_hi[1])
+    jr = journal.read(store.directory)
+    with store.lock, _snapshot(store):
+        lo_hi = store.conn.execute(
+            "SELECT MIN(t), MAX(t) FROM (SELECT t0 AS t FROM core_blocks UNION ALL "
+            "SELECT t1 FROM core_blocks UNION ALL SELECT t FROM core_recent) "
+            "WHERE t > 0 AND t < ?", (MAX_T,)).fetchone()
+        extra = [r[0] for r in _journal_rows(store, jr, []) if 0 < r[0] < MAX_T]
+    lo, hi = lo_hi
+    if extra:
+        lo = min(extra) if lo is None else min(lo, min(extra))
+        hi = max(extra) if hi is None else max(hi, max(extra))
+    return None if lo is None else (lo, hi)
 
 
 def retain(store: Store, cutoff: float) -> None:

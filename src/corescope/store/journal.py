@@ -1,0 +1,270 @@
+"""The per-core samples' journal: the raw rows of the minute not yet folded into a block.
+
+At 1 Hz, committing each sample to SQLite was the largest part of the recorder's own cost
+(~120 µs a second: the WAL append and its lock calls). The recorder instead copies each raw
+row into `cores.journal` beside the database, a file it keeps mapped MAP_SHARED: a write is a
+memcpy into the page cache, no system call. A process killed with `kill -9` leaves its
+mapped pages in the page cache, so every row whose count was published survives; the row in
+flight (count not yet updated) is the only one lost, as with a commit in flight before.
+
+Layout (little-endian). Header, 64 bytes: magic `CSJ1`, version (u32), `state` (u64:
+epoch << 32 | rows published), capacity (u64, the file's size when made). Rows follow, each:
+size (u32, this row's bytes), crc32 (u32, of everything after it), epoch (u32), 0 (u32),
+t (f64), interval_s (f64), then the raw row's payload (series._encode_row). A row is written
+in full before `state` is updated with one aligned 8-byte store, so a reader that sees the
+count sees the row. The crc and the per-row epoch make a torn or stale row (a power cut
+writing back pages out of order, a reader racing a reset) detectable, never misread.
+
+Every minute the fold stores the rows as one block and, in the same SQLite transaction,
+records in store_meta which journal epoch it folded and how many rows (`FOLDED_KEY`); then
+the journal starts a new epoch (one store of `state`). A crash between that commit and the
+reset leaves rows the store already holds: the meta entry says so, and they are skipped by
+readers and by the next recorder's start, so a row is never stored or shown twice. A reader
+reads the journal BEFORE its SQLite snapshot: a fold in between then shows as folded in the
+snapshot (its block there, its rows skipped), never as missing.
+
+Power loss (not a kill) is weaker than a commit with synchronous=NORMAL only in degree: the
+kernel writes the mapping back within its dirty-page expiry (30 s by default), and what it
+had not written is lost; the crc keeps any half-written row out.
+"""
+
+from __future__ import annotations
+
+import errno
+import fcntl
+import mmap
+import os
+import stat
+import struct
+import zlib
+from contextlib import suppress
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from corescope.model.common import Diagnostic
+from corescope.model.packed import NF
+
+NAME = "cores.journal"
+FOLDED_KEY = "core_journal_folded"  # store_meta: "<epoch> <rows>" the last fold stored
+MAGIC = b"CSJ1"
+VERSION = 1
+_HEADER = struct.Struct("<4sIQQ")  # magic, version, state, capacity
+HEADER_SIZE = 64
+_STATE_AT = 8
+_ROW = struct.Struct("<IIIIdd")  # size, crc32, epoch, 0, t, interval_s
+_BODY = struct.Struct("<IIdd")  # the part of _ROW the crc covers, before the payload
+ROW_HEAD = _ROW.size
+# a reader never reads more than this; a writer never makes a larger file
+MAX_BYTES = 64 * 1024 * 1024
+
+
+@dataclass
+class JournalRead:
+    """What a journal file holds: its epoch, its published rows (t, interval_s, payload) in
+    order, and what was wrong with it, if anything."""
+
+    epoch: int = 0
+    rows: list[tuple[float, float, bytes]] = field(default_factory=list)
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+
+    def unfolded(self, folded: str | None) -> list[tuple[float, float, bytes]]:
+        """The rows a fold has not stored yet, given the store's FOLDED_KEY value."""
+        epoch, count = parse_folded(folded)
+        return self.rows[count:] if epoch == self.epoch else self.rows
+
+
+def parse_folded(value: str | None) -> tuple[int, int]:
+    """(epoch, rows) from a FOLDED_KEY value; (-1, 0) when absent or unreadable."""
+    try:
+        epoch, count = (int(x) for x in (value or "").split())
+    except ValueError:
+        return -1, 0
+    return (epoch, count) if epoch >= 0 and count >= 0 else (-1, 0)
+
+
+def _open_checked(path: Path, flags: int) -> int:
+    """An fd on `path`, refusing a symlink (O_NOFOLLOW), anything but a regular file, and a
+    file that is not ours: the store's directory is private, so this stays what it is."""
+    fd = os.open(path, flags | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK, 0o600)
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise OSError(errno.EINVAL, "not a regular file; refusing to read it", str(path))
+        if st.st_uid != os.geteuid():
+            raise OSError(errno.EPERM, f"belongs to uid {st.st_uid}, not us; refusing to "
+                          "read it", str(path))
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def read(directory: Path) -> JournalRead:
+    """The journal in a store directory (none there: no rows). Never raises on content: a
+    damaged file or row is a diagnostic, and the rows before it are kept."""
+    path = Path(directory) / NAME
+    out = JournalRead()
+    try:
+        fd = _open_checked(path, os.O_RDONLY)
+    except FileNotFoundError:
+        return out
+    except OSError as exc:
+        out.diagnostics.append(Diagnostic(str(path), f"cannot read the journal: {exc}"))
+        return out
+    try:
+        data = os.pread(fd, MAX_BYTES, 0)
+    except OSError as exc:
+        out.diagnostics.append(Diagnostic(str(path), f"cannot read the journal: {exc}"))
+        return out
+    finally:
+        os.close(fd)
+    parse(data, out, str(path))
+    return out
+
+
+def parse(data: bytes, out: JournalRead, source: str) -> JournalRead:
+    """Decode a journal's bytes into `out` (see `read`)."""
+    if len(data) < HEADER_SIZE:
+        out.diagnostics.append(Diagnostic(source, f"journal truncated ({len(data)} bytes)"))
+        return out
+    magic, version, state, _cap = _HEADER.unpack_from(data, 0)
+    if magic != MAGIC or version != VERSION:
+        out.diagnostics.append(Diagnostic(source, "not a corescope journal (or a newer "
+                                          "version's); its rows are skipped"))
+        return out
+    epoch, count = state >> 32, state & 0xFFFFFFFF
+    out.epoch = epoch
+    pos = HEADER_SIZE
+    rows = out.rows
+    for k in range(count):
+        why = None
+        if pos + ROW_HEAD > len(data):
+            why = "runs past the end of the file"
+        else:
+            size, crc, row_epoch, _zero, t, iv = _ROW.unpack_from(data, pos)
+            if size < ROW_HEAD or pos + size > len(data):
+                why = f"has a bad size ({size})"
+            elif row_epoch != epoch:
+                why = "is from another epoch (a reader raced a fold)"
+            elif zlib.crc32(memoryview(data)[pos + 8 : pos + size]) != crc:
+                why = "fails its checksum (torn or damaged)"
+        if why is not None:
+            out.diagnostics.append(Diagnostic(source, f"journal row {k + 1} of {count} {why}; "
+                                              "it and the rest are skipped"))
+            break
+        rows.append((t, iv, data[pos + ROW_HEAD : pos + size]))
+        pos += size
+    return out
+
+
+def capacity_for(ncpu: int, rows: int) -> int:
+    """Bytes for `rows` raw rows of `ncpu` CPUs, whole pages, within MAX_BYTES."""
+    row = ROW_HEAD + 4 * (1 + ncpu + ncpu * NF)
+    size = HEADER_SIZE + rows * row
+    page = mmap.PAGESIZE
+    return min(MAX_BYTES, (size + page - 1) // page * page)
+
+
+class JournalBusy(OSError):
+    """Another recorder holds this store's journal."""
+
+
+class JournalWriter:
+    """The recorder's side: holds the store directory's lock (one recorder per journal),
+    maps the file and appends rows to it. `create` makes a fresh file of `capacity` bytes for
+    epoch `epoch` (the caller folded the old one's rows first) and replaces the old one with
+    a rename, so a reader sees one or the other, never a half-made file."""
+
+    def __init__(self, directory: Path, lock_fd: int) -> None:
+        self.directory = Path(directory)
+        self.path = self.directory / NAME
+        self._lock_fd = lock_fd
+        self._fd = -1
+        self._map: mmap.mmap | None = None
+        self._state: np.ndarray | None = None
+        self.epoch = 0
+        self.rows: list[tuple[float, float, bytes]] = []
+        self._pos = HEADER_SIZE
+        self._cap = 0
+
+    @classmethod
+    def lock(cls, directory: Path) -> JournalWriter:
+        """Take the store directory's journal lock (JournalBusy if another recorder has it)."""
+        fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError as exc:
+            os.close(fd)
+            raise JournalBusy(errno.EWOULDBLOCK, "another recorder holds the journal",
+                              str(directory)) from exc
+        except BaseException:
+            os.close(fd)
+            raise
+        return cls(directory, fd)
+
+    def create(self, epoch: int, capacity: int) -> None:
+        capacity = max(mmap.PAGESIZE, min(MAX_BYTES, capacity))
+        tmp = self.path.with_name(NAME + ".new")
+        with suppress(FileNotFoundError):
+            os.unlink(tmp)  # left by a start that died: ours (we hold the lock)
+        fd = os.open(tmp, os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC,
+                     0o600)
+        try:
+            head = bytearray(HEADER_SIZE)
+            _HEADER.pack_into(head, 0, MAGIC, VERSION, epoch << 32, capacity)
+            # real zeros, not a hole: the blocks are allocated now, not at a tick
+            os.write(fd, bytes(head) + bytes(capacity - HEADER_SIZE))
+            os.fsync(fd)  # the new file is whole before it replaces the old one
+            os.rename(tmp, self.path)
+        except BaseException:
+            os.close(fd)
+            with suppress(FileNotFoundError):
+                os.unlink(tmp)
+            raise
+        self._close_map()
+        self._fd = fd
+        self._map = mmap.mmap(fd, capacity, mmap.MAP_SHARED, mmap.PROT_READ | mmap.PROT_WRITE)
+        # touch every page now so a tick never takes the fault
+        for off in range(0, capacity, mmap.PAGESIZE):
+            self._map[off] = self._map[off]
+        # the published count as one aligned u64: a single store, never seen half-written
+        self._state = np.frombuffer(self._map, np.uint64, 1, _STATE_AT)
+        self.epoch, self.rows, self._pos, self._cap = epoch, [], HEADER_SIZE, capacity
+
+    def append(self, t: float, interval_s: float, payload: bytes) -> bool:
+        """Publish one row; False (nothing written) when it does not fit."""
+        end = self._pos + ROW_HEAD + len(payload)
+        if end > self._cap or self._map is None or len(self.rows) >= 0xFFFFFFFF:
+            return False
+        body = _BODY.pack(self.epoch, 0, t, interval_s) + payload
+        m = self._map
+        m[self._pos + 8 : end] = body
+        m[self._pos : self._pos + 8] = struct.pack("<II", end - self._pos, zlib.crc32(body))
+        self.rows.append((t, interval_s, payload))
+        self._pos = end
+        self._state[0] = (self.epoch << 32) | len(self.rows)  # type: ignore[index]
+        return True
+
+    def reset(self) -> None:
+        """Start a new epoch with no rows: call only after a fold committed every row."""
+        self.epoch = (self.epoch + 1) & 0xFFFFFFFF
+        self.rows, self._pos = [], HEADER_SIZE
+        if self._state is not None:
+            self._state[0] = self.epoch << 32
+
+    def _close_map(self) -> None:
+        self._state = None  # the view must go before the map can close
+        if self._map is not None:
+            self._map.close()
+            self._map = None
+        if self._fd >= 0:
+            os.close(self._fd)
+            self._fd = -1
+
+    def close(self) -> None:
+        self._close_map()
+        if self._lock_fd >= 0:
+            os.close(self._lock_fd)  # and the lock with it
+            self._lock_fd = -1
