@@ -20,7 +20,14 @@ from corescope.runner import Runner
 from corescope.sensors.base import RecordOptions, SensorEnv
 from corescope.sensors.kmsg import KmsgSensor
 from corescope.sensors.netdev import NetdevSensor
-from corescope.sources.interrupts import parse_proc_interrupts, queue_of
+from corescope.sources.interrupts import (
+    IrqRow,
+    QueueIrqReader,
+    dev_to_iface_map,
+    parse_proc_interrupts,
+    parse_queue_rows,
+    queue_of,
+)
 from corescope.sources.kmsg import KmsgReader, anchor_clock, calibrate_with_marker, open_kmsg
 from corescope.store import events as store_events
 from corescope.store.db import Store
@@ -210,6 +217,33 @@ def test_netdev_sensor_maps_queue_irqs_here(tmp_path: Path) -> None:
     counters = store.query("SELECT iface, counters FROM nic_counters")
     assert counters and all(json.loads(c) is not None for _, c in counters)
     store.close()
+
+
+def test_queue_irq_counts_from_sysfs_equal_proc_interrupts() -> None:
+    """Between full reads the NIC sensor takes the queue IRQs' counts from /sys/kernel/irq:
+    on this kernel they are /proc/interrupts' numbers (read just before and after)."""
+    root = Root()
+    ifaces = {p.name for p in Path("/sys/class/net").iterdir()}
+    devmap = dev_to_iface_map(root)
+
+    def is_queue(row: IrqRow) -> bool:
+        return any(queue_of(a, devmap, ifaces) is not None for a in row.actions)
+
+    reader = QueueIrqReader(root)
+    try:
+        reader.read(0.0, is_queue)
+        before = {r.irq: r for r in parse_queue_rows(Path("/proc/interrupts").read_bytes()).rows}
+        quick = reader.read(1.0, is_queue)
+        after = {r.irq: r for r in parse_queue_rows(Path("/proc/interrupts").read_bytes()).rows}
+        assert reader.full_reads == 1  # the second read came from sysfs
+    finally:
+        reader.close()
+    assert quick.rows and {r.irq for r in quick.rows} == {r.irq for r in before.values()
+                                                          if is_queue(r)}
+    for row in quick.rows:
+        assert row.actions == after[row.irq].actions and set(row.counts) == set(quick.cpus)
+        for cpu, n in row.counts.items():
+            assert before[row.irq].counts[cpu] <= n <= after[row.irq].counts[cpu], row
 
 
 @pytest.fixture

@@ -7,7 +7,8 @@ from __future__ import annotations
 import time
 
 from corescope.model.common import SensorStatus
-from corescope.model.events import QueueIrq
+from corescope.model.events import KernelEvent, QueueIrq
+from corescope.rootfs import KeptFile
 from corescope.sensors.base import Sensor, SensorEnv
 from corescope.sources import interrupts as irqs
 from corescope.sources import netdev
@@ -20,10 +21,14 @@ _SYS_KEEP = ("rx_errors", "tx_errors", "rx_dropped", "tx_dropped", "tx_carrier_e
 # counters worth keeping as a series (everything else is only diffed for events)
 _KEEP = set(netdev.TRIGGERS) | {"interface_down", "interface_up"} | set(_SYS_KEEP)
 IRQ_MAP_EVERY_S = 60.0
+# an interface's counters row is stored when a kept counter changed, and at least this often
+# (they are cumulative error counters: on a healthy node they do not move for days)
+COUNTERS_EVERY_S = 60.0
 # re-list interfaces and re-read their driver/bus id links this often: they rarely change, and
 # a 5 s tick need not re-list the hundreds of veths of a Kubernetes node
 LINKS_EVERY_S = 60.0
 ETHTOOL_RETRY_TICKS = 60
+_SOFTIRQS = ("NET_RX", "NET_TX")
 
 
 class NetdevSensor(Sensor):
@@ -46,6 +51,13 @@ class NetdevSensor(Sensor):
         self._devmap: dict[str, str] = {}
         self._drivers: dict[str, tuple[str | None, str | None]] = {}
         self._links_at: float | None = None
+        self._last_rows: dict[str, tuple[dict[str, int], float]] = {}  # iface → (row, wall)
+        # files read every tick, kept open (one pread each): the statistics and tx_timeout
+        # files, the queue IRQs' affinity, /proc/interrupts and /proc/softirqs
+        self._sys = netdev.SysFiles(env.root)
+        self._affinity = irqs.AffinityReader(env.root)
+        self._kept: dict[str, KeptFile] = {}
+        self._irqs = irqs.QueueIrqReader(env.root, IRQ_MAP_EVERY_S)
         self.notes: list[str] = []
 
     def open(self, store: Store) -> SensorStatus:
@@ -65,8 +77,7 @@ class NetdevSensor(Sensor):
                     self._no_ethtool[iface] = ETHTOOL_RETRY_TICKS
                     parts.append(why)
         try:
-            self._prev_irq = irqs.parse_proc_interrupts(
-                self.env.root.read_text("/proc/interrupts"))
+            self._prev_irq = self._read_irqs(time.monotonic(), ifaces)
         except OSError as exc:
             parts.append(f"/proc/interrupts unreadable ({exc.strerror}): no interrupt map")
         if not ifaces and self._prev_irq is None:
@@ -91,7 +102,7 @@ class NetdevSensor(Sensor):
             del self._no_ethtool[iface]
         else:
             self._no_ethtool[iface] = left - 1
-        sys_stats, timeouts = netdev.read_sys(self.env.root, iface, _SYS_KEEP)
+        sys_stats, timeouts = self._sys.read(iface, _SYS_KEEP)
         return netdev.NicCounters(iface=iface, driver=driver, device=device, ethtool=stats,
                                   sys=sys_stats, tx_timeouts=timeouts)
 
@@ -105,12 +116,30 @@ class NetdevSensor(Sensor):
             self._devmap = irqs.dev_to_iface_map(root)
             self._drivers = {i: netdev.iface_driver_device(root, i) for i in self._ifaces}
             self._links_at = now
+            # kept files and cached counter names follow a device or an IRQ, not a name:
+            # opened again by name whenever the names are read again
+            self._sys.reset()
+            self._affinity.reset()
+            if self._ethtool is not None:
+                self._ethtool.forget()
         return self._ifaces, self._devmap
 
     def tick_counters(self, wall: float, first: bool = False,
                       ifaces: list[str] | None = None) -> None:
+        """Read every interface's counters now and store what changed (the first reading
+        only sets the baseline)."""
         assert self._store is not None
-        events = []
+        rows, events = self._counters(wall, first, ifaces)
+        store_events.insert_nic_tick(self._store, wall, rows, None, events)
+        self._rows_stored(wall, rows)
+        if events:
+            self.env.tap.events(events)
+
+    def _counters(self, wall: float, first: bool = False, ifaces: list[str] | None = None
+                  ) -> tuple[dict[str, dict[str, int]], list[KernelEvent]]:
+        """(the counters rows to store: an interface's when a kept counter changed, or
+        COUNTERS_EVERY_S after its last row; the events of counters that went up)."""
+        events: list[KernelEvent] = []
         rows: dict[str, dict[str, int]] = {}
         for iface in self._links()[0] if ifaces is None else ifaces:
             cur = self._read(iface)
@@ -122,57 +151,88 @@ class NetdevSensor(Sensor):
                 keep = {k: v for k, v in cur.ethtool.items() if k in _KEEP}
                 keep.update({f"sys.{k}": v for k, v in cur.sys.items() if k in _KEEP})
                 keep.update({f"tx-{q}.tx_timeout": v for q, v in cur.tx_timeouts.items()})
-                rows[iface] = keep
-        store_events.insert_counters_many(self._store, wall, rows)
-        if events:
-            store_events.insert_events(self._store, events)
-            self.env.tap.events(events)
+                last = self._last_rows.get(iface)
+                if last is None or last[0] != keep or wall - last[1] >= COUNTERS_EVERY_S:
+                    rows[iface] = keep
+        return rows, events
+
+    def _rows_stored(self, wall: float, rows: dict[str, dict[str, int]]) -> None:
+        # only once committed: a row a failed write lost is written again next tick
+        for iface, keep in rows.items():
+            self._last_rows[iface] = (keep, wall)
 
     def tick(self, wall: float, mono: float) -> None:
         assert self._store is not None
-        root = self.env.root
         ifaces, devmap = self._links()
         try:
-            cur = irqs.parse_proc_interrupts(root.read_text("/proc/interrupts"))
+            cur = self._read_irqs(mono, ifaces)
         except OSError:
             cur = None
         try:
-            soft, _ = irqs.parse_softirqs(root.read_text("/proc/softirqs"))
+            soft, _ = irqs.parse_softirqs(self._read_kept("/proc/softirqs").decode(
+                errors="replace"), only=_SOFTIRQS)
         except OSError:
             soft = None
-        # counters, events, the queue map and softirqs in one commit (a commit costs more
-        # than the rows it carries)
-        with self._store.write():
-            self._store_tick(wall, mono, ifaces, devmap, cur, soft)
-
-    def _store_tick(self, wall: float, mono: float, ifaces: list[str], devmap: dict[str, str],
-                    cur: irqs.Interrupts | None, soft: dict[str, dict[int, int]] | None) -> None:
-        assert self._store is not None
-        root = self.env.root
-        self.tick_counters(wall, ifaces=ifaces)
+        rows, events = self._counters(wall, ifaces=ifaces)
+        snapshot: list[QueueIrq] = []
         if cur is not None:
-            qmap = irqs.live_queue_map(root, cur, self._prev_irq, set(ifaces), devmap)
-            self._maybe_store_map(wall, qmap)
+            qmap = irqs.live_queue_map(self.env.root, cur, self._prev_irq, set(ifaces), devmap,
+                                       self._affinity)
+            snapshot = self._map_due(wall, qmap)
             self._prev_irq = cur
+        net: tuple[float, dict[int, int], dict[int, int]] | None = None
         if soft is not None:
             if self._prev_soft is not None and self._prev_mono:
                 d = irqs.softirq_delta(self._prev_soft, soft)
-                store_events.insert_softirqs(self._store, wall, mono - self._prev_mono,
-                                             d.get("NET_RX", {}), d.get("NET_TX", {}))
+                net = (mono - self._prev_mono, d.get("NET_RX", {}), d.get("NET_TX", {}))
             self._prev_soft, self._prev_mono = soft, mono
+        # counters, softirqs, events and the queue map in one commit (a commit costs more
+        # than the rows it carries)
+        store_events.insert_nic_tick(self._store, wall, rows, net, events, snapshot)
+        self._rows_stored(wall, rows)
+        if events:
+            self.env.tap.events(events)
+
+    def _read_irqs(self, mono: float, ifaces: list[str]) -> irqs.Interrupts:
+        """The NIC queue rows of /proc/interrupts; read in full only when they may have
+        changed (see QueueIrqReader): what ifup/ifdown, a reset or new queues move."""
+        devmap, names = self._devmap, set(ifaces)
+
+        def is_queue(row: irqs.IrqRow) -> bool:
+            return any(irqs.queue_of(a, devmap, names) is not None for a in row.actions)
+
+        return self._irqs.read(mono, is_queue, (tuple(ifaces), tuple(
+            self._sys.signal(i) for i in ifaces)))
+
+    def _read_kept(self, path: str) -> bytes:
+        """A /proc file kept open; after a failed read it is opened again next time."""
+        f = self._kept.get(path)
+        if f is None:
+            f = self._kept[path] = KeptFile(self.env.root.path(path))
+        try:
+            return f.read()
+        except OSError:
+            f.close()
+            del self._kept[path]
+            raise
 
     def close(self) -> None:
         if self._ethtool is not None:
             self._ethtool.close()
+        self._sys.close()
+        self._affinity.close()
+        self._irqs.close()
+        for f in self._kept.values():
+            f.close()
+        self._kept.clear()
 
-    def _maybe_store_map(self, wall: float, qmap: list[QueueIrq]) -> None:
-        """A snapshot when who-serves-what changed, and once a minute anyway."""
-        assert self._store is not None
+    def _map_due(self, wall: float, qmap: list[QueueIrq]) -> list[QueueIrq]:
+        """The map to store now: when who-serves-what changed, and once a minute anyway."""
         key = [(q.iface, q.queue, q.irq, q.cpus) for q in qmap]
         if key != self._last_map or wall - self._last_map_wall >= IRQ_MAP_EVERY_S:
-            if qmap:
-                store_events.insert_irq_map(self._store, wall, qmap)
             self._last_map, self._last_map_wall = key, wall
+            return qmap
+        return []
 
 
 def build(env: SensorEnv) -> list[Sensor]:

@@ -41,7 +41,8 @@ class EthtoolReader:
 
     def __init__(self) -> None:
         self._sock: socket.socket | None = None
-        self._names: dict[str, tuple[str, ...]] = {}
+        self._names: dict[str, tuple[str, ...]] = {}  # stripped, in the driver's order
+        self._bufs: dict[str, ctypes.Array] = {}
 
     def close(self) -> None:
         if self._sock is not None:
@@ -83,27 +84,42 @@ class EthtoolReader:
 
     def values(self, iface: str, n: int) -> tuple[int, ...]:
         cap = _slack(n)
-        buf = ctypes.create_string_buffer(8 + cap * 8)
+        buf = self._bufs.get(iface)
+        if buf is None or len(buf) != 8 + cap * 8:  # kept: the sensor reads every few seconds
+            buf = self._bufs[iface] = ctypes.create_string_buffer(8 + cap * 8)
         struct.pack_into("=II", buf, 0, ETHTOOL_GSTATS, n)
         self._ioctl(iface, buf)
-        got = struct.unpack_from("=I", buf.raw, 4)[0]
+        got = struct.unpack_from("=I", buf, 4)[0]
         if got > cap:
             raise EthtoolError(errno.EOVERFLOW, f"{iface}: {got} counters, room for {cap}")
-        return struct.unpack_from(f"={got}Q", buf.raw, 8)
+        return struct.unpack_from(f"={got}Q", buf, 8)
 
     def stats(self, iface: str) -> dict[str, int]:
         """{counter: value} as `ethtool -S` prints them (names stripped; a repeated name keeps
         its last value, as the text parser does). Raises OSError (EOPNOTSUPP: the driver has
-        no statistics; ENODEV: no such interface)."""
+        no statistics; ENODEV: no such interface).
+
+        Once the names are known, a read is one ioctl (GSTATS): the kernel writes as many
+        values as the driver has now, so a count other than the names' says the set changed,
+        and the count and names are asked again. `forget` drops the names (the sensor does it
+        whenever it re-lists interfaces: a driver swapped for one with as many counters)."""
+        names = self._names.get(iface)
+        if names is not None:
+            vals = self.values(iface, len(names))
+            if len(vals) == len(names):
+                return dict(zip(names, vals, strict=True))
+            self._names.pop(iface, None)
         n = self.count(iface)
         if n == 0:
             raise EthtoolError(errno.EOPNOTSUPP, f"{iface}: driver has no statistics")
-        names = self._names.get(iface)
-        if names is None or len(names) != n:
-            names = self.names(iface, n)
-            self._names[iface] = names
+        names = tuple(k.strip() for k in self.names(iface, n))
         vals = self.values(iface, n)
         if len(vals) != len(names):  # the driver changed between the two calls: next tick
-            self._names.pop(iface, None)
             raise EthtoolError(errno.EAGAIN, f"{iface}: counter set changed while reading")
-        return {k.strip(): v for k, v in zip(names, vals, strict=True)}
+        self._names[iface] = names
+        return dict(zip(names, vals, strict=True))
+
+    def forget(self) -> None:
+        """Drop the cached counter names and buffers: the next read asks for them again."""
+        self._names.clear()
+        self._bufs.clear()

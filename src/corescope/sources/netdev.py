@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 from corescope.model.common import Diagnostic
 from corescope.model.events import KernelEvent
-from corescope.rootfs import Root
+from corescope.rootfs import KeptFile, Root
 from corescope.sources.ethtool import EthtoolReader
 
 # ethtool -S counter → (event kind, fields). ENA names first (INCIDENT.md), then per-queue
@@ -144,6 +144,81 @@ def read_sys(root: Root, iface: str, names: Iterable[str] | None = None
     except OSError:
         pass
     return stats, timeouts
+
+
+class SysFiles:
+    """read_sys with the statistics and tx_timeout files kept open, for a reader on a timer:
+    one pread a file rather than a path walk, open and close (the sensor reads about six files
+    per interface every tick). The queue directories are listed every read, as read_sys does,
+    so a queue added or removed is seen at once; a file whose queue or interface went away
+    reads as an error and is dropped. The files follow the device, not its name: `reset`
+    (the sensor calls it whenever it re-lists interfaces) reopens them by name."""
+
+    def __init__(self, root: Root) -> None:
+        self.root = root
+        self._files: dict[str, KeptFile] = {}
+        self._queues: dict[str, tuple[int, ...]] = {}
+        self._bases: dict[str, str] = {}  # iface → its sysfs directory, resolved once
+
+    def _int(self, path: str, base: int = 10) -> int | None:
+        f = self._files.get(path)
+        if f is None:
+            try:
+                f = self._files[path] = KeptFile(path, 64)
+            except OSError:
+                return None
+        try:
+            return int(f.read().strip(), base)
+        except ValueError:
+            return None
+        except OSError:
+            f.close()
+            del self._files[path]
+            return None
+
+    def read(self, iface: str, names: Iterable[str]) -> tuple[dict[str, int], dict[int, int]]:
+        """(the named statistics, {queue: tx_timeout}), as read_sys(root, iface, names)."""
+        base = self._base(iface)
+        stats: dict[str, int] = {}
+        for name in names:
+            v = self._int(base + "/statistics/" + name)
+            if v is not None:
+                stats[name] = v
+        timeouts: dict[int, int] = {}
+        qdir = base + "/queues"
+        try:
+            queues = os.listdir(qdir)
+        except OSError:
+            queues = []
+        for q in queues:
+            if q.startswith("tx-") and q[3:].isdecimal():
+                v = self._int(qdir + "/" + q + "/tx_timeout")
+                if v is not None:
+                    timeouts[int(q[3:])] = v
+        self._queues[iface] = tuple(sorted(timeouts))
+        return stats, timeouts
+
+    def signal(self, iface: str) -> tuple[int | None, int | None, tuple[int, ...]]:
+        """What moves when the interface's queue IRQs may have been freed or requested: its
+        flags (ifup/ifdown), its carrier change count (a driver reset drops the carrier) and
+        its TX queues (`ethtool -L`), the last as of the latest `read`."""
+        base = self._base(iface)
+        flags = self._int(base + "/flags", 16)
+        return flags, self._int(base + "/carrier_changes"), self._queues.get(iface, ())
+
+    def _base(self, iface: str) -> str:
+        base = self._bases.get(iface)
+        if base is None:
+            base = self._bases[iface] = str(self.root.path(f"/sys/class/net/{iface}"))
+        return base
+
+    def reset(self) -> None:
+        for f in self._files.values():
+            f.close()
+        self._files.clear()
+        self._bases.clear()
+
+    close = reset
 
 
 def counter_events(prev: NicCounters, cur: NicCounters, wall: float) -> list[KernelEvent]:

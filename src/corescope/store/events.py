@@ -264,6 +264,29 @@ def read_softirqs(store: Store, t0: float, t1: float
     return out
 
 
+def insert_nic_tick(store: Store, t: float, by_iface: dict[str, dict[str, int]],
+                    net: tuple[float, dict[int, int], dict[int, int]] | None,
+                    events: Sequence[KernelEvent] = (), qmap: Sequence[QueueIrq] = ()
+                    ) -> None:
+    """One NIC sensor tick in one transaction: the counters rows and the NET_RX/NET_TX deltas
+    (interval_s, rx, tx) as insert_counters_many and insert_softirqs store them, written
+    straight into it (a savepoint each costs more than the row), and the rarer events and
+    queue map snapshot."""
+    if not by_iface and net is None and not events and not qmap:
+        return
+    with store.write() as c:
+        if by_iface:
+            c.executemany("INSERT INTO nic_counters (time, iface, counters) VALUES (?,?,?)",
+                          [(t, iface, json.dumps(v)) for iface, v in by_iface.items()])
+        if net is not None:
+            c.execute("INSERT INTO softirq_samples (time, interval_s, net_rx, net_tx) "
+                      "VALUES (?,?,?,?)", (t, net[0], json.dumps(net[1]), json.dumps(net[2])))
+        if events:
+            insert_events(store, events)
+        if qmap:
+            insert_irq_map(store, t, qmap)
+
+
 def insert_counters(store: Store, t: float, iface: str, counters: dict[str, int]) -> None:
     insert_counters_many(store, t, {iface: counters})
 
