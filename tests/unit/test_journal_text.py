@@ -73,6 +73,11 @@ def test_events_file_reads_them(form: str) -> None:
     recs, diags = parse_saved_log((ART / f"journal_k_anon_{form}.txt").read_bytes())
     assert not diags
     _same_as_written(recs)
+    # the whole journal: only the kernel's entries, the others counted
+    recs, diags = parse_saved_log((ART / f"journal_all_anon_{form}.txt").read_bytes())
+    _same_as_written(recs)
+    assert [d.message for d in diags] == [
+        "2 journal entries of other programs than the kernel skipped"]
 
 
 @pytest.mark.parametrize("form", FORMS)

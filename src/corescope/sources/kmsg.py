@@ -409,9 +409,20 @@ def _dmesg_header(line: bytes, diags: list[Diagnostic], source: str, lineno: int
     return m.group("msg").decode("utf-8", errors="replace"), usec, wall, level, facility
 
 
+def kernel_entries(records: list[KmsgRecord]) -> list[KmsgRecord]:
+    """The kernel's records of a journal: those with `_TRANSPORT=kernel` when the entries say
+    their transport (a whole journal holds every program's), else all (a `journalctl -k`
+    export written without it)."""
+    if any(r.dict_.get("TRANSPORT") is not None for r in records):
+        return [r for r in records if r.dict_.get("TRANSPORT") == "kernel"]
+    return records
+
+
 def parse_journal_json(data: str | bytes, source: str = "journal"
                        ) -> tuple[list[KmsgRecord], list[Diagnostic]]:
-    """`journalctl -k -o json` (one object per line; json-pretty and arrays also read).
+    """`journalctl -k -o json` (one object per line; json-pretty and arrays also read), and
+    `-o export` and `-o verbose` (sources.journal_text). Every entry is returned; pass them to
+    `kernel_entries` for the kernel's.
 
     The kernel's own clock is `_SOURCE_MONOTONIC_TIMESTAMP`; journald's receive time
     `__REALTIME_TIMESTAMP` gives the wall clock directly."""
@@ -520,7 +531,12 @@ def parse_saved_log(data: str | bytes, source: str = "file"
     is_dmesg = bool(_DMESG.match(first) or _DMESG_CTIME.match(first))
     if not is_dmesg and (stripped[:1] in (b"{", b"[", b"\x1e")
                          or stripped.startswith(b"data: {") or journal_text_form(stripped)):
-        return parse_journal_json(data, source)
+        records, diags = parse_journal_json(data, source)
+        kernel = kernel_entries(records)
+        if len(kernel) < len(records):
+            diags.append(Diagnostic(source, f"{len(records) - len(kernel)} journal entries of "
+                                    "other programs than the kernel skipped"))
+        return kernel, diags
     if _KMSG_HEAD.match(data.lstrip(b"\n")):
         return parse_kmsg_dump(data, source)
     return parse_dmesg(data, source)

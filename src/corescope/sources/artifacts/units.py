@@ -18,7 +18,7 @@ import statistics
 from corescope.model.cgroups import RestartRecord
 from corescope.sources.artifacts.base import BootTime, Parsed
 from corescope.sources.journal_text import text_form as journal_text_form
-from corescope.sources.kmsg import journal_objects, parse_journal_json
+from corescope.sources.kmsg import journal_objects, kernel_entries, parse_journal_json
 from corescope.sources.kubectl import (
     kubectl_table_header,
     looks_like_pod_json,
@@ -122,11 +122,7 @@ def parse(data: bytes, kind: str, source: str) -> Parsed:
 
 def _journal(data: bytes, p: Parsed) -> None:
     records, diags = parse_journal_json(data, p.source)
-    transports = {r.dict_.get("TRANSPORT") for r in records}
-    if transports - {None}:
-        p.kernel = [r for r in records if r.dict_.get("TRANSPORT") == "kernel"]
-    else:  # no _TRANSPORT at all: a `journalctl -k` export written without it
-        p.kernel = records
+    p.kernel = kernel_entries(records)
     for d in diags[:20]:
         p.diag(d.message, d.line)
     if RESTART_MESSAGE_ID in data.decode("utf-8", errors="replace"):
