@@ -41,7 +41,9 @@ _IRQ_PREFIXES = (
 def is_idle(sample: StackSample) -> bool:
     """FlameScope's rule (swapper + an idle frame) made stricter: no interrupt frame may sit
     leafward of the first idle frame."""
-    if not (sample.pid == 0 or sample.comm.startswith("swapper")):
+    # pid -1: the process is not known (perf's own "no pid", or `perf script -F` without
+    # comm and pid/tid): the stack alone decides
+    if not (sample.pid in (0, -1) or sample.comm.startswith("swapper")):
         return False
     if not sample.frames:
         return True

@@ -111,6 +111,12 @@ class ProfileChunk:
         return self.path.rsplit("/", 1)[-1].startswith("chunk-")
 
     @property
+    def untimed(self) -> bool:
+        """No times at all (folded stacks, `perf script -F` without `time`): read whole,
+        never placed in a window."""
+        return self.clockid == NO_CLOCK
+
+    @property
     def anchored(self) -> bool:
         """Whether wall times are real UTC: false for imported boot-relative text that no
         boot time anchored (its "wall" times are then perf's clock)."""

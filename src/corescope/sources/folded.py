@@ -10,7 +10,8 @@ from collections.abc import Iterable, Iterator
 
 from corescope.model.common import Diagnostic
 from corescope.model.profiles import StackSample
-from corescope.sources.perf_script import HEADER, intern_frame
+from corescope.sources import perf_layout
+from corescope.sources.perf_script import GENERIC, HEADER, intern_frame
 
 SOURCE = "folded stacks"
 _MAX_DIAGNOSTICS = 1000
@@ -95,6 +96,8 @@ def sniff(text: str) -> str | None:
         # a record header followed by an indented frame line (there may be junk before)
         if nxt[:1] in ("\t", " ") and head[:1] not in ("\t", " ") and HEADER.match(head):
             return "perf script"
+    if perf_layout.looks_like(text, GENERIC):
+        return "perf script"  # -F without comm, pid or time and event: its own layout
     if all(folded_line(ln) is not None for ln in lines):
         return "folded"
     return None

@@ -32,7 +32,8 @@ import zstandard
 
 from corescope.model.common import Diagnostic
 from corescope.model.profiles import NO_CLOCK, UNANCHORED, ProfileChunk, StackSample
-from corescope.sources import folded, perf_script
+from corescope.sources import folded, perf_layout, perf_script
+from corescope.sources.perf_layout import Layout
 from corescope.store.db import Store
 from corescope.store.profiles import ChunkWriter
 
@@ -64,6 +65,13 @@ class Imported:
     hz: int = 0
     chunk: ProfileChunk | None = None
     skipped: str | None = None  # why nothing was imported
+    layout: Layout | None = None  # the header fields `perf script -F` printed
+
+
+# why a `perf script` text without times cannot go where times are needed
+NO_TIME = ("no sample has a time stamp (`perf script -F` without `time`): it cannot be "
+           "placed in a time window; print it again with `time` in -F (`flame "
+           "--perf-script` reads it as it is, whole)")
 
 
 class _ZstdReader(io.RawIOBase):
@@ -170,21 +178,31 @@ def expand(paths: Iterable[str | Path]) -> list[str | Path]:
     return out
 
 
-def _hz_from(block: str) -> int:
+def _hz_from(block: str, layout: Layout) -> int:
     """cpu-clock's period is nanoseconds between samples: the first default-format header
     that prints one gives the frequency. 0 when unknown (the ring's -F has no period)."""
+    if not layout.generic:
+        for head in perf_layout.headers(block.split("\n", perf_layout.INFER_LINES)):
+            m = layout.header.match(head)
+            if m:
+                return _hz_of(m["period"], m["event"])
+        return 0
     for line in block.split("\n", 2000)[:2000]:
         if line[:1] in ("\t", " ", "#", ""):
             continue
         m = perf_script.HEADER.match(line)
         if m and perf_script.sideband_kind(m):
             continue  # --show-task-events lines come before the first sample
-        if m and m["period"] and (m["event"] or "").startswith("cpu-clock"):
-            period = int(m["period"])
-            return round(1e9 / period) if period > 0 else 0
         if m:
-            return 0
+            return _hz_of(m["period"], m["event"])
     return 0
+
+
+def _hz_of(period: str | None, event: str | None) -> int:
+    if not period or not (event or "").startswith("cpu-clock"):
+        return 0
+    p = int(period)
+    return round(1e9 / p) if p > 0 else 0
 
 
 def chunk_clock(got: Imported, boot_time: float | None) -> tuple[str, float]:
@@ -206,10 +224,12 @@ def scan(blocks: Iterable[str], kind: str, name: str,
     got = Imported(name, kind)
     chained = itertools.chain([first_block], blocks)
     if kind == "perf_script":
-        got.hz = _hz_from(first_block)
+        got.layout = perf_script.layout_of_text(first_block)
+        got.hz = _hz_from(first_block, got.layout)
         # the import needs no stacks: a summary read from the header lines
         summary = perf_script.summarize_blocks(chained, diags, source=name)
         got.samples, got.first, got.last = summary.samples, summary.first, summary.last
+        got.layout = summary.layout
         got.cpus = tuple(sorted(summary.cpus))
         got.events = dict(summary.events)
     else:
@@ -262,7 +282,9 @@ def import_input(store: Store, source: str | Path | BinaryIO, name: str | None =
                                  clock_offset=0.0, samples=got.samples)
             return got
         if got.first is None or got.last is None:
-            got.skipped = "no sample has a time stamp (perf script -F without time?)"
+            # -F without time: one untimed chunk, read whole like folded stacks
+            got.chunk = w.commit(clockid=NO_CLOCK, perf_start=0.0, perf_end=0.0,
+                                 clock_offset=0.0, samples=got.samples, hz=got.hz)
             return got
         clockid, offset = chunk_clock(got, boot_time)
         got.chunk = w.commit(clockid=clockid, perf_start=got.first, perf_end=got.last + TICK,

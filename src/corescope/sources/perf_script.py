@@ -1,14 +1,17 @@
 """Streaming parser of `perf script` text: lines in, stack samples out.
 
 It reads the default output and the `-F comm,pid,tid,cpu,time,event,ip,sym,dso` form the
-ring uses, with or without `+symoff`, `srcline` lines, `(inlined)` frames and several events.
-A record is a header line followed by frame lines and ended by a blank line. The parser never
+ring uses, with or without `+symoff`, `srcline` lines, `(inlined)` frames and several events,
+and any `-F` list of header fields (see perf_layout: the layout is settled once per file).
+A record is a header line (empty with `-F ip,sym`) followed by frame lines and ended by a
+blank line. The parser never
 raises: a line it cannot read becomes a Diagnostic and it resynchronises on the next header.
 It holds one record at a time, so memory does not grow with the input.
 """
 
 from __future__ import annotations
 
+import itertools
 import math
 import re
 import sys
@@ -18,6 +21,8 @@ from dataclasses import dataclass, field
 
 from corescope.model.common import Diagnostic
 from corescope.model.profiles import Frame, StackSample
+from corescope.sources import perf_layout
+from corescope.sources.perf_layout import INFER_LINES, Layout
 
 SOURCE = "perf script"
 
@@ -167,15 +172,22 @@ def _header(line: str) -> dict[str, str | None] | None:
     return m.groupdict() if m else None
 
 
+# what a sample reads when -F leaves out comm, pid and tid: no process is known
+NO_COMM = "[unknown]"
+NO_PID = -1
+_NO_HEAD: dict[str, str | None] = dict.fromkeys(
+    ("comm", "pid", "tid", "cpu", "time", "period", "event"))
+
+
 def _sample(head: dict[str, str | None], frames: tuple[Frame, ...]) -> StackSample | None:
     try:
-        tid = int(head["tid"] or head["pid"] or 0)
-        pid = int(head["pid"] or 0)
+        pid = int(head["pid"]) if head["pid"] else NO_PID
+        tid = int(head["tid"]) if head["tid"] else pid
         cpu = int(head["cpu"]) if head["cpu"] is not None else None
         t = float(head["time"]) if head["time"] is not None else None
     except (TypeError, ValueError):
         return None
-    comm = (head["comm"] or "").strip() or "[unknown]"
+    comm = (head["comm"] or "").strip() or NO_COMM
     return StackSample(comm, pid, tid, cpu, t, head["event"] or "", frames)
 
 
@@ -185,12 +197,23 @@ def parse(
     source: str = SOURCE,
     first_line: int = 1,
     sideband: Counter[str] | None = None,
+    layout: Layout | None = None,
 ) -> Iterator[StackSample]:
     """Yield one StackSample per record in `lines`; append what was skipped to diagnostics
     (line numbers count from `first_line`: the block parser hands over records from the
     middle of a file). Side-band lines are counted into `sideband` when given (the block
-    parser sums them over its many calls and says so once), else noted here at the end."""
+    parser sums them over its many calls and says so once), else noted here at the end.
+    `layout`: the file's header fields, settled by the caller (the block parser, from the
+    file's start); without one it is settled here from the first lines."""
     diags = diagnostics if diagnostics is not None else []
+    if layout is None:
+        it = iter(lines)
+        start = list(itertools.islice(it, INFER_LINES))
+        layout = layout_of(_text_line(x) for x in start)
+        lines = itertools.chain(start, it)
+    gen = layout.generic
+    pattern = layout.header
+    spaced = layout.blank_start and not layout.empty  # headers may start with blanks
     cache = _FrameCache()
     head: dict[str, str | None] | None = None
     head_no = 0
@@ -228,12 +251,16 @@ def parse(
                 continue
         first = line[:1]
         flat = None
-        if first == " ":
+        if first == " " and gen:
             # without callchains perf pads comm to 16 columns: a header that starts with
             # blanks (a frame line never has a `[cpu]` or a `time:`)
             flat = HEADER.match(line.strip())
             if flat is not None and flat["time"] is None and flat["cpu"] is None:
                 flat = None
+        elif first == " " and spaced:
+            # -F without comm: perf right-aligns the first number (`    0 51665.475970: `);
+            # the layout's pattern reads the whole line, which no srcline line fills
+            flat = pattern.match(line.rstrip("\r\n"))
         if (first == "\t" or first == " ") and flat is None:
             stripped = line.strip()
             if stripped:
@@ -241,9 +268,13 @@ def parse(
                 if skipping:
                     continue
                 if head is None:
-                    note("frame line outside a record", lineno)
-                    skipping = True
-                    continue
+                    if layout.empty:
+                        # `-F ip,sym`: the blank line before was the record's empty header
+                        head, head_no, texts, inline = _NO_HEAD, lineno - 1, [], False
+                    else:
+                        note("frame line outside a record", lineno)
+                        skipping = True
+                        continue
                 texts.append(stripped)
                 continue
         else:
@@ -258,8 +289,11 @@ def parse(
         if stripped.startswith("#"):
             continue  # `perf script --header` comments
         # a header line
-        m = flat if flat is not None else HEADER.match(line.rstrip("\r\n"))
-        kind = sideband_kind(m) if m is not None else None
+        m = flat if flat is not None else pattern.match(line.rstrip("\r\n"))
+        if gen:
+            kind = sideband_kind(m) if m is not None else None
+        else:  # the layout's pattern reads a whole line: a side-band line is more
+            kind = _sideband_in(stripped) if m is None else None
         if head is not None:
             if not (inline and len(texts) == 1) and kind is None:
                 # no blank line before the next record: the previous one was cut short
@@ -321,30 +355,77 @@ _HEADER_LINES = re.compile(
 # One pass over a block: at a blank line, the line after it (a record's header); at any
 # other line break not followed by a frame line, "" (something the fast path does not read).
 _SEPARATORS = re.compile(r"\n(?:\n([^\n]*)|(?![\t ]+\S))")
+# the same where headers may start with blanks (-F without comm): a frame line starts with a
+# tab (a line of blanks is a header there, or a srcline line: the careful path tells)
+_SEPARATORS_TAB = re.compile(r"\n(?:\n([^\n]*)|(?!\t[\t ]*\S))")
+_NOT_A_TAB_LINE = re.compile(r"\n(?!\t[\t ]*\S)")
+# the layout of the default fields, the ring's, and the others the original pattern reads
+GENERIC = perf_layout.generic(HEADER, _HEADER_LINES)
+_SIDEBAND_KIND = re.compile(SIDEBAND + r"\w*")
+
+
+def _sideband_in(text: str) -> str | None:
+    """The side-band record named on a line no layout reads, if any."""
+    m = _SIDEBAND_KIND.search(text)
+    return m[0] if m else None
+
+
+def _text_line(raw: str | bytes) -> str:
+    if isinstance(raw, bytes | bytearray):
+        raw = raw.decode("utf-8", "replace")
+    return str(raw).rstrip("\r\n")
+
+
+def layout_of(lines: Iterable[str]) -> Layout:
+    """The header fields of a `perf script` text, from its first lines (ends stripped)."""
+    return perf_layout.infer(perf_layout.headers(lines), GENERIC)
+
+
+def layout_of_text(text: str) -> Layout:
+    return layout_of(text.split("\n", INFER_LINES)[:INFER_LINES])
+
+
+def _settle(blocks: Iterable[str], layout: Layout | None
+            ) -> tuple[Iterable[str], Layout]:
+    """The blocks again, and the layout their first INFER_LINES lines settle (unless given):
+    the same lines `parse` looks at, so both paths read a file alike."""
+    if layout is not None:
+        return blocks, layout
+    it = iter(blocks)
+    held: list[str] = []
+    lines = 0
+    for block in it:
+        held.append(block)
+        lines += block.count("\n")
+        if lines >= INFER_LINES:
+            break
+    return itertools.chain(held, it), layout_of_text("".join(held))
 # a header row: comm, pid, tid, cpu, time, period, event ("" where HEADER has None)
 Row = tuple[str, str, str, str, str, str, str]
 
 
-def _clean_rows(text: str) -> list[Row] | None:
+def _clean_rows(text: str, layout: Layout = GENERIC) -> list[Row] | None:
     """The header fields of every record in `text` (whole records, as parse_blocks cuts
     them) when each record is plain: a header line HEADER reads, then indented frame lines,
     records apart by exactly one blank line, no comments, no carriage returns. None for
     anything else, which the careful path then reads (and reports) line by line, as it does
     numbers too long for int(). Every test here runs in C: one regex pass over the block,
     one over its header lines."""
-    if not text or "\r" in text or text[0] in "\t \n#" or SIDEBAND in text:
+    spaced = layout.blank_start
+    if not text or "\r" in text or text[0] in "\t\n#" or SIDEBAND in text or layout.empty \
+            or (text[0] == " " and not spaced):
         return None  # (side-band lines: the careful path counts and skips them)
     nl = text.find("\n")
     heads = [text if nl < 0 else text[:nl]]
     if nl >= 0:
-        found = _SEPARATORS.findall(text, nl)
+        found = (_SEPARATORS_TAB if spaced else _SEPARATORS).findall(text, nl)
         if "" in found:
             return None
         heads += found
     joined = "\n".join(heads)
-    if "\n\t" in joined or "\n " in joined or "\n#" in joined:
+    if "\n\t" in joined or ("\n " in joined and not spaced) or "\n#" in joined:
         return None  # a frame line or a comment right after a blank line
-    rows: list[Row] = _HEADER_LINES.findall(joined)
+    rows: list[Row] = layout.lines.findall(joined)
     if len(rows) != len(heads):
         return None  # a header line HEADER does not read
     if not _int_safe(rows, max(map(len, heads))):
@@ -405,6 +486,7 @@ def parse_blocks(
     source: str = SOURCE,
     cpu: int | None = None,
     times: tuple[float, float] | None = None,
+    layout: Layout | None = None,
 ) -> Iterator[StackSample]:
     """The same samples as `parse`, from blocks of text of any size (1 MiB reads of perf
     script's pipe). Records are split on blank lines and a whole stack is looked up as one
@@ -412,28 +494,31 @@ def parse_blocks(
     `parse` line by line, told the line it starts on so its notes name the right line.
     `cpu`, `times` ([lo, hi) on the text's clock): well-formed records of other CPUs, or
     timed outside the span, may be skipped before their stack is looked up (hints for
-    speed: callers still filter what they get)."""
+    speed: callers still filter what they get). `layout`: settled from the first lines
+    unless given."""
     diags = diagnostics if diagnostics is not None else []
+    blocks, lay = _settle(blocks, layout)
     cache = _FrameCache()
     bodies: dict[str, tuple[Frame, ...]] = {}
     want = None if cpu is None else str(int(cpu))
     side: Counter[str] = Counter()
     for text, base, whole in _whole_records(blocks):
         if whole:
-            yield from _records(text, base, cache, bodies, diags, source, want, times, side)
+            yield from _records(text, base, cache, bodies, diags, source, want, times, side,
+                                lay)
         elif text.strip():
             # input that ends without a blank line: the careful path says what was cut short
-            yield from parse(text.splitlines(), diags, source, base, side)
+            yield from parse(text.splitlines(), diags, source, base, side, lay)
     if side:
         diags.append(Diagnostic(source, sideband_note(side)))
 
 
 def _fast_records(text: str, cache: _FrameCache, bodies: dict[str, tuple[Frame, ...]],
-                  cpu: str | None, times: tuple[float, float] | None = None
-                  ) -> list[StackSample] | None:
+                  cpu: str | None, times: tuple[float, float] | None = None,
+                  layout: Layout = GENERIC) -> list[StackSample] | None:
     """The samples of a block of plain records (see _clean_rows) of CPU `cpu` and timed in
     [lo, hi) when those are given, or None when the block is not plain."""
-    rows = _clean_rows(text)
+    rows = _clean_rows(text, layout)
     if rows is None:
         return None
     keep: Iterable[int] = range(len(rows))
@@ -455,7 +540,8 @@ def _fast_records(text: str, cache: _FrameCache, bodies: dict[str, tuple[Frame, 
         rec = recs[i]
         nl = rec.find("\n")
         frames = _frames_of("" if nl < 0 else rec[nl + 1 :], cache, bodies)
-        out.append(StackSample(comm.strip() or "[unknown]", int(pid), int(tid or pid),
+        p = int(pid) if pid else NO_PID
+        out.append(StackSample(comm.strip() or NO_COMM, p, int(tid) if tid else p,
                                int(c) if c else None, float(t) if t else None, event, frames))
     return out
 
@@ -473,9 +559,9 @@ def _frames_of(body: str, cache: _FrameCache, bodies: dict[str, tuple[Frame, ...
 
 def _records(text: str, base: int, cache: _FrameCache, bodies: dict[str, tuple[Frame, ...]],
              diags: list[Diagnostic], source: str, cpu: str | None = None,
-             times: tuple[float, float] | None = None, side: Counter[str] | None = None
-             ) -> Iterator[StackSample]:
-    fast = _fast_records(text, cache, bodies, cpu, times)
+             times: tuple[float, float] | None = None, side: Counter[str] | None = None,
+             layout: Layout = GENERIC) -> Iterator[StackSample]:
+    fast = _fast_records(text, cache, bodies, cpu, times, layout)
     if fast is not None:
         yield from fast
         return
@@ -488,6 +574,8 @@ def _records(text: str, base: int, cache: _FrameCache, bodies: dict[str, tuple[F
         counted = at
         return line
 
+    gen, spaced = layout.generic, layout.blank_start
+    not_body = _NOT_A_FRAME_LINE if not spaced else _NOT_A_TAB_LINE
     for raw in text.split("\n\n"):
         start = pos
         pos += len(raw) + 2
@@ -496,17 +584,27 @@ def _records(text: str, base: int, cache: _FrameCache, bodies: dict[str, tuple[F
         rec = rec.rstrip("\n")
         if not rec:
             continue
+        if layout.empty:
+            # `-F ip,sym`: the record is its frame lines (its header, the empty line before)
+            if rec[0] == "\t" and not _NOT_A_TAB_LINE.search(rec):
+                yield StackSample(NO_COMM, NO_PID, NO_PID, None, None, "",
+                                  _frames_of(rec, cache, bodies))
+            else:
+                yield from parse([*rec.split("\n"), ""], diags, source, line_at(start), side,
+                                 layout)
+            continue
         nl = rec.find("\n")
         header = rec if nl < 0 else rec[:nl]
         m = None
-        if header[:1] not in ("\t", " ", "#", "") and (
-            nl < 0 or not _NOT_A_FRAME_LINE.search(rec, nl)
+        if header[:1] not in ("\t", "#", "") and (header[0] != " " or spaced) and (
+            nl < 0 or not not_body.search(rec, nl)
         ):
-            m = HEADER.match(header.rstrip("\r"))
-            if m is not None and sideband_kind(m) is not None:
+            m = layout.header.match(header.rstrip("\r"))
+            if gen and m is not None and sideband_kind(m) is not None:
                 m = None  # the careful path counts side-band lines
         if m is None:
-            yield from parse([*rec.split("\n"), ""], diags, source, line_at(start), side)
+            yield from parse([*rec.split("\n"), ""], diags, source, line_at(start), side,
+                             layout)
             continue
         if cpu is not None:
             c = m["cpu"]
@@ -531,6 +629,8 @@ class Summary:
     last: float | None = None
     cpus: set[int] = field(default_factory=set)
     events: Counter[str] = field(default_factory=Counter)
+    # the header fields the text prints (None: not settled, as for a sum of samples)
+    layout: Layout | None = field(default=None, compare=False)
 
     def add(self, s: StackSample) -> None:
         self.samples += s.count
@@ -568,20 +668,22 @@ def summarize_blocks(blocks: Iterable[str], diagnostics: list[Diagnostic] | None
     """What `parse_blocks` would yield, summed (samples, time span, CPUs, events) with the
     same notes, without building a stack: plain blocks are read from their header lines."""
     diags = diagnostics if diagnostics is not None else []
-    got = Summary()
+    blocks, lay = _settle(blocks, None)
+    got = Summary(layout=lay)
     cache = _FrameCache()
     bodies: dict[str, tuple[Frame, ...]] = {}
     side: Counter[str] = Counter()
     for text, base, whole in _whole_records(blocks):
         if whole:
-            rows = _clean_rows(text)
+            rows = _clean_rows(text, lay)
             if rows is not None:
                 got.add_rows(rows)
                 continue
-            for s in _records(text, base, cache, bodies, diags, source, side=side):
+            for s in _records(text, base, cache, bodies, diags, source, side=side,
+                              layout=lay):
                 got.add(s)
         elif text.strip():
-            for s in parse(text.splitlines(), diags, source, base, side):
+            for s in parse(text.splitlines(), diags, source, base, side, lay):
                 got.add(s)
     if side:
         diags.append(Diagnostic(source, sideband_note(side)))

@@ -96,7 +96,7 @@ def ring_samples(store: Store, runner: Runner, wall_start: float, wall_end: floa
     for i, chunk in enumerate(chunks):
         win = (chunk.perf_start, chunk.perf_end) if whole else \
             chunk.perf_window(wall_start, wall_end)
-        if win is None and chunk.format != "folded":
+        if win is None and not chunk.untimed:
             continue
         if progress is not None:
             progress(i + 1, len(chunks), chunk.path)
@@ -114,6 +114,8 @@ def ring_samples(store: Store, runner: Runner, wall_start: float, wall_end: floa
                 continue
             for s in folded.parse_blocks(_chunk_text(src, chunk, diags), diags, chunk.path):
                 yield s, None
+        elif chunk.untimed:
+            yield from _untimed_samples(src, chunk, cpu, diags)
         else:
             assert win is not None
             yield from _text_samples(src, chunk, win, cpu, diags)
@@ -128,6 +130,21 @@ def _chunk_text(src: Path, chunk: ProfileChunk, diags: list[Diagnostic]) -> Iter
         return
     with stream:
         yield from text_blocks(stream, diags, chunk.path)
+
+
+def _untimed_samples(src: Path, chunk: ProfileChunk, cpu: int | None,
+                     diags: list[Diagnostic]) -> Iterator[tuple[StackSample, float | None]]:
+    """`perf script -F` text without times: every sample, whole (of CPU `cpu` when the
+    text names CPUs; without them it is left out of a per-CPU query, as folded stacks are)."""
+    unknown = 0
+    for s in perf_script.parse_blocks(_chunk_text(src, chunk, diags), diags, chunk.path, cpu):
+        if cpu is not None and s.cpu != cpu:
+            unknown += s.cpu is None
+            continue
+        yield s, None
+    if unknown:
+        diags.append(Diagnostic(chunk.path, f"{unknown} samples carry no CPU (-F without "
+                                "cpu): left out of a per-CPU query"))
 
 
 def _text_samples(src: Path, chunk: ProfileChunk, win: tuple[float, float], cpu: int | None,

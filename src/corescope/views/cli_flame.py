@@ -120,7 +120,7 @@ def _open_source(obj: CliContext, inputs: tuple[str, ...], boot_time: float | No
         src.close()
         fail("no samples in the --perf-script input" +
              (f" ({'; '.join(skipped[:3])})" if skipped else ""))
-    timed = {c.anchored for c in chunks if c.format == "text"}
+    timed = {c.anchored for c in chunks if c.format == "text" and not c.untimed}
     if len(timed) > 1:
         diags.append(Diagnostic("--perf-script", "inputs mix wall-clock and boot-relative "
                                 "times: give --boot-time to put them on one clock"))
@@ -136,13 +136,15 @@ def _resolve_window(obj: CliContext, src: _Source, at: float | None, event: str 
     its end, as every other command's --last does."""
     store = src.store
     chunks = ring.all_chunks(store)
-    if src.offline and all(c.format == "folded" for c in chunks):
+    if src.offline and all(c.untimed for c in chunks):
         if event is not None or at is not None or explicit:
-            fail("folded stacks carry no times: they are read whole (drop --at, --before, "
-                 "--after, --event and --diff, or give perf script text)")
+            what = "folded stacks carry" if all(c.format == "folded" for c in chunks) else \
+                "this input (perf script -F without `time`, or folded stacks) carries"
+            fail(f"{what} no times: they are read whole (drop --at, --before, "
+                 "--after, --event and --diff, or give perf script text with times)")
         return 0.0, 0.0, True
     if event is not None:
-        if src.offline and not all(c.anchored for c in chunks if c.format == "text"):
+        if src.offline and not all(c.anchored for c in chunks if not c.untimed):
             fail("--event needs wall-clock times, but this perf script input is on perf's "
                  "boot-relative clock: give --boot-time (the boot's wall time)")
         events_store = open_store_or_fail(obj) if src.offline else store
@@ -170,7 +172,7 @@ def _ring_stream(obj: CliContext, store: Store, lo: float, hi: float, cpu: int |
     chunks = ring.all_chunks(store) if whole else ring.chunks_overlapping(store, lo, hi)
     it = profile_query.ring_samples(store, obj.runner, lo, hi, cpu, diags, progress, chunks,
                                  whole=whole)
-    timed = [c for c in chunks if c.format != "folded"]  # folded stacks have no clock
+    timed = [c for c in chunks if not c.untimed]  # folded stacks (and the like) have no clock
     anchored = bool(timed) and all(c.anchored for c in timed)
     return ((s, t) for s, t in it), len(chunks), anchored
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 
+from corescope.sources import perf_layout, perf_script
 from corescope.sources.artifacts.base import Parsed
 
 KINDS = ("perf_script", "folded")
@@ -39,6 +40,8 @@ def sniff(head: str) -> str | None:
         return "perf_script"
     if len(_SIDEBAND.findall(head[:16384])) >= min(3, lines):
         return "perf_script"
+    if perf_layout.looks_like(head, perf_script.GENERIC):
+        return "perf_script"  # `-F` without comm, pid/tid, or both time and event
     rows = [ln for ln in head.splitlines()[:200] if ln.strip()]
     ok = [bool(_FOLDED.match(ln)) for ln in rows]
     if ok and (all(ok) or (len(ok) > 2 and all(ok[:-1]))):  # the last line may be cut

@@ -22,6 +22,12 @@ NO_CPU = ("no CPU column (perf recorded one command, without -a, or -F left `cpu
           "with --cpu N, and the hot-core views cannot place them")
 
 
+# what a sample reads when -F left its field out
+_MISSING = {"comm": "the process shows as [unknown]",
+            "pid/tid": "no pid or thread (read as -1)",
+            "event": "the samples have no event name"}
+
+
 @dataclass(frozen=True)
 class ProfileText:
     """The payload for the writer: the text as read, and what the scan found in it."""
@@ -46,7 +52,7 @@ def parse(data: bytes, kind: str, source: str) -> Parsed:
         p.diag("no samples")
         return p
     if kind == "perf_script" and (got.first is None or got.last is None):
-        p.diag("no sample has a time stamp (perf script -F without time?)")
+        p.diag(perf_import.NO_TIME)
         return p
     if kind == "perf_script" and got.first == 0.0 and got.clock != "epoch":
         # no capture starts at the very boot: these are `perf script --reltime` or
@@ -57,6 +63,10 @@ def parse(data: bytes, kind: str, source: str) -> Parsed:
         return p
     if kind == "perf_script" and not got.cpus:
         p.notes.append(NO_CPU)
+    if kind == "perf_script" and got.layout is not None and (
+            gone := [f for f in got.layout.missing() if f not in ("cpu", "time")]):
+        p.notes.append(f"`perf script -F` left out {', '.join(gone)}: " + "; ".join(
+            _MISSING[f] for f in gone))
     p.extra = ProfileText(data, got)
     p.extra_records = got.samples
     p.extra_cpus = got.cpus
