@@ -4,12 +4,17 @@ going offline and back, counters going backwards, extra columns, garbage, an emp
 
 from __future__ import annotations
 
+import random
+from array import array
+
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+import synth_procstat
 from conftest import FIXTURES
-from corescope.sources.procstat import CoreDeltas, delta, parse_proc_stat
+from corescope.sources.procstat import SMALL_CPUS, CoreDeltas, delta, parse_proc_stat
 
 D = FIXTURES / "procstat"
 SEQ = ["vm-2cpu-6.18.stat", "vm-2cpu-6.18.stat.next", "vm-2cpu-6.18.stat.next",
@@ -90,3 +95,46 @@ def test_stored_rows_follow_the_cpu_set_through_hotplug(tmp_path) -> None:
         got = read_samples(store, 0, 2e9)
     assert [dict(s.deltas) for s in got] == [dict(s.deltas) for s in wrote]
     assert len({tuple(s.deltas) for s in wrote}) > 1
+
+
+def test_a_few_cpus_take_the_list_path_and_match_the_full_parse() -> None:
+    texts = [(D / n).read_bytes() for n in ("vm-2cpu-6.18.stat", "vm-2cpu-6.18.stat.next",
+                                            "vm-2cpu-6.18.stat")]
+    it = iter(texts)
+    fast = CoreDeltas(lambda: next(it))
+    fast.reset()
+    s = fast.sample(1.0, 1.0)
+    assert isinstance(s.deltas.flat, array) and len(s.deltas) == 2
+    assert fast._prev is None
+    _check(texts)  # and the counters going back (the third text) clamp to 0, as sysstat
+
+
+@pytest.mark.parametrize("ncpu", [1, SMALL_CPUS, SMALL_CPUS + 1])
+def test_either_side_of_the_small_path_matches_the_full_parse(ncpu: int) -> None:
+    # synthetic text in the kernel's format (tests/synth_procstat.py), a CPU going offline
+    # and back, and a counter that goes backwards
+    rng = random.Random(ncpu)
+    counters = synth_procstat.initial(ncpu, rng)
+    texts = []
+    for k in range(6):
+        synth_procstat.advance(counters, rng, busy=k % 2 == 0)
+        cur = dict(counters)
+        if k == 3 and ncpu > 1:
+            del cur[ncpu - 1]
+        if k == 4:
+            cur[0] = [max(0, x - 50) for x in cur[0]]
+        texts.append(synth_procstat.render(cur, seq=k).encode())
+    _check(texts)
+
+
+def test_the_live_metrics_read_a_list_path_sample_as_the_full_parse() -> None:
+    from corescope.metrics.live import _matrix
+
+    texts = [(D / n).read_bytes() for n in ("vm-2cpu-6.18.stat", "vm-2cpu-6.18.stat.next")]
+    it = iter(texts)
+    fast = CoreDeltas(lambda: next(it))
+    fast.reset()
+    got = fast.sample(1.0, 1.0)
+    want = delta(parse_proc_stat(texts[0]), parse_proc_stat(texts[1]), 1.0, 1.0)
+    (ids, m), (wids, wm) = _matrix(got), _matrix(want)
+    assert ids == wids == (0, 1) and m.dtype == np.int64 and (m == wm).all()

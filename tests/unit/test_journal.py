@@ -65,14 +65,13 @@ def test_the_minute_fold_resets_the_journal(tmp_path: Path) -> None:
 
 
 def _append_rows(data: bytearray, epoch: int, rows: list[tuple[float, float, bytes]]) -> None:
-    """Rows laid out as JournalWriter lays them out (read back by the writer's own test)."""
+    """Rows laid out as the module's docstring says (checked against the writer's file)."""
     pos = journal.HEADER_SIZE
     for t, iv, payload in rows:
         body = struct.pack("<IIdd", epoch, 0, t, iv) + payload
         data[pos : pos + 8] = struct.pack("<II", 8 + len(body), zlib.crc32(body))
         data[pos + 8 : pos + 8 + len(body)] = body
         pos += 8 + len(body)
-    struct.pack_into("<Q", data, 8, (epoch << 32) | len(rows))
 
 
 def _journal_bytes(tmp_path: Path, n: int) -> bytes:
@@ -105,33 +104,53 @@ def _read_store(tmp_path: Path, data: bytes) -> tuple[int, list[str]]:
         return len(m), [x.message for x in m.diagnostics]
 
 
-def test_a_torn_tail_keeps_the_rows_before_it(tmp_path: Path) -> None:
-    data = bytearray(_journal_bytes(tmp_path, 5))
-    # the count says six rows, the sixth was never written (only a power cut does this)
-    state = struct.unpack_from("<Q", data, 8)[0]
-    struct.pack_into("<Q", data, 8, state + 1)
-    n, diags = _read_store(tmp_path, bytes(data))
-    assert n == 5 and len(diags) == 1 and "row 6 of 6" in diags[0]
-    # a flipped byte in the last row's payload: its checksum fails, the four before stand
-    data = bytearray(_journal_bytes(tmp_path, 5))
+def _row_at(data: bytes, k: int) -> int:
     got = journal.parse(bytes(data), journal.JournalRead(), "x")
-    last = journal.HEADER_SIZE + sum(journal.ROW_HEAD + len(r[2]) for r in got.rows[:4])
-    data[last + journal.ROW_HEAD + 5] ^= 0xFF
+    return journal.HEADER_SIZE + sum(journal.ROW_HEAD + len(r[2]) for r in got.rows[:k])
+
+
+@pytest.mark.parametrize("cut", ["zeroed-tail", "flipped-byte", "stale-epoch"])
+def test_a_torn_row_ends_the_journal_and_the_rows_before_it_stand(tmp_path: Path,
+                                                                   cut: str) -> None:
+    data = bytearray(_journal_bytes(tmp_path, 5))
+    last = _row_at(data, 4)
+    if cut == "zeroed-tail":  # a kill mid-copy: the row's end never written
+        data[last + journal.ROW_HEAD : last + journal.ROW_HEAD + 8] = bytes(8)
+    elif cut == "flipped-byte":  # a power cut writing back part of a page
+        data[last + journal.ROW_HEAD + 5] ^= 0xFF
+    else:  # the header moved to the next epoch: every row there is stale
+        data[8] += 1
     n, diags = _read_store(tmp_path, bytes(data))
-    assert n == 4 and "row 5 of 5 fails its checksum" in diags[0]
+    # the row in flight is the one lost, silently: that is what a kill -9 leaves
+    assert (n, diags) == ((0, []) if cut == "stale-epoch" else (4, []))
+
+
+def test_a_damaged_row_hides_the_rows_after_it(tmp_path: Path) -> None:
+    data = bytearray(_journal_bytes(tmp_path, 5))
+    data[_row_at(data, 2) + 4] ^= 0x01  # the third row's crc
+    assert _read_store(tmp_path, bytes(data)) == (2, [])
 
 
 @pytest.mark.parametrize("data", [
     b"", b"CSJ1", b"\x00" * 4096, os.urandom(4096),
-    # a valid header claiming 2**32-1 rows over nothing
-    struct.pack("<4sIQQ", b"CSJ1", 1, (7 << 32) | 0xFFFFFFFF, 4096).ljust(4096, b"\0"),
-    # a row whose size runs past the end of the file
-    struct.pack("<4sIQQ", b"CSJ1", 1, 1, 4096).ljust(64, b"\0") + struct.pack("<I", 1 << 30),
-], ids=["empty", "magic-only", "zeros", "random", "huge-count", "huge-row"])
+    # version 1 (a row count in the header) or a later one
+    struct.pack("<4sIIIQ", b"CSJ1", 1, 0, 0, 4096).ljust(4096, b"\0"),
+    struct.pack("<4sIIIQ", b"CSJ1", 3, 0, 0, 4096).ljust(4096, b"\0"),
+], ids=["empty", "magic-only", "zeros", "random", "version-1", "version-3"])
 def test_a_garbage_journal_is_a_diagnostic(tmp_path: Path, data: bytes) -> None:
     n, diags = _read_store(tmp_path, data)
     assert n == 0 and len(diags) == 1
     assert "journal" in diags[0]
+
+
+@pytest.mark.parametrize("row", [
+    struct.pack("<I", 1 << 30),  # a size past the end of the file
+    struct.pack("<IIIIdd", 31, 0, 7, 0, 1.7e9, 1.0),  # smaller than a row's head
+    os.urandom(64 * 1024),
+], ids=["huge-row", "tiny-row", "random-rows"])
+def test_garbage_rows_under_a_good_header_are_no_rows(tmp_path: Path, row: bytes) -> None:
+    head = struct.pack("<4sIIIQ", b"CSJ1", journal.VERSION, 7, 0, 4096).ljust(64, b"\0")
+    assert _read_store(tmp_path, head + row) == (0, [])
 
 
 def test_a_symlinked_journal_is_refused(tmp_path: Path) -> None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 import threading
+from array import array
 from collections import deque
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -56,6 +57,9 @@ def _matrix(sample: CoreSample) -> tuple[tuple[int, ...], np.ndarray]:
     ids = getattr(rows, "ids", None)
     if ids is not None and isinstance(flat, np.ndarray):
         return tuple(ids), flat.reshape(len(ids), len(FIELDS))
+    if ids is not None and isinstance(flat, array) and flat.typecode == "I":  # a few CPUs
+        return tuple(ids), np.frombuffer(flat, np.uint32).astype(np.int64).reshape(
+            len(ids), len(FIELDS))
     cpus = tuple(sorted(rows))
     return cpus, np.array([rows[c] for c in cpus], dtype=np.int64).reshape(len(cpus),
                                                                           len(FIELDS))

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import errno
 import os
+from array import array
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
@@ -20,6 +21,11 @@ from corescope.model.packed import PackedRows
 from corescope.rootfs import MAX_READ, Root, check_regular
 
 _NFIELDS = len(FIELDS)
+_STRIDE = _NFIELDS + 1  # a cpu line's tokens: its name, then its counters
+# Up to this many CPUs a tick parses and subtracts in plain Python: at 1 Hz the caches are
+# cold at every tick and each numpy call costs ~10 µs then, more than the list work for a few
+# CPUs (2 CPUs: ~60 µs a tick less). More CPUs: numpy's per-value speed wins.
+SMALL_CPUS = 16
 
 
 @dataclass(frozen=True)
@@ -134,9 +140,10 @@ def delta(prev: ProcStat, cur: ProcStat, t: float, interval_s: float) -> CoreSam
 class CoreDeltas:
     """The sampling hot path: each `sample` reads /proc/stat once and returns the per-CPU
     deltas since the previous read. While the online CPUs stay the same (almost always), that
-    is one numpy parse of the cpu lines and one subtraction: no per-CPU objects, no btime, no
-    re-validation of a layout already validated. Anything else (a CPU going on- or offline,
-    an odd line) goes through `parse_proc_stat` and `delta`, so the result is the same."""
+    is one parse of the cpu lines and one subtraction (numpy's for many CPUs, a list's for up
+    to SMALL_CPUS): no per-CPU objects, no btime, no re-validation of a layout already
+    validated. Anything else (a CPU going on- or offline, an odd line) goes through
+    `parse_proc_stat` and `delta`, so the result is the same."""
 
     def __init__(self, read_bytes: Callable[[], bytes], source: str = "/proc/stat") -> None:
         self._read_bytes = read_bytes
@@ -147,6 +154,10 @@ class CoreDeltas:
         self._ids: tuple[int, ...] = ()
         self._id_bytes = b""  # the CPU id column of _vals, compared as bytes (one C call)
         self._fields_at = np.zeros((0, _NFIELDS), np.intp)
+        # the small path: the last read's name tokens (b"cpu", b"cpu0", ...) in file order,
+        # and its counters with the names taken out (the total's, then each CPU's)
+        self._names: list[bytes] | None = None
+        self._last: list[int] = []
 
     def reset(self) -> ProcStat:
         """Read now as the base of the next delta (the full parse, validated)."""
@@ -155,10 +166,15 @@ class CoreDeltas:
         return cur
 
     def _remember(self, cur: ProcStat) -> None:
-        self._prev, self._vals = cur, None
+        self._prev, self._vals, self._names = cur, None, None
         cpus = cur.cpus
         if isinstance(cpus, PackedRows) and isinstance(cpus.flat, np.ndarray) and cur.total:
             n = len(cpus.ids)
+            if n <= SMALL_CPUS:
+                self._names = [b"cpu", *(b"cpu%d" % c for c in cpus.ids)]
+                self._last = [*cur.total, *cpus.flat.ravel().tolist()]
+                self._ids = cpus.ids
+                return
             vals = np.empty(_NFIELDS + n * (_NFIELDS + 1), dtype=np.int64)
             vals[:_NFIELDS] = cur.total
             grid = vals[_NFIELDS:].reshape(n, _NFIELDS + 1)
@@ -172,6 +188,11 @@ class CoreDeltas:
                                + np.arange(_NFIELDS)[None, :])
 
     def _prev_stat(self) -> ProcStat:
+        if self._prev is None and self._names is not None:  # a small-path read
+            last = self._last
+            flat = np.array(last[_NFIELDS:], np.int64).reshape(-1, _NFIELDS)
+            self._prev = ProcStat(cpus=PackedRows(self._ids, flat),
+                                  total=tuple(last[:_NFIELDS]))
         if self._prev is None:  # the last read was a fast one: view it as a ProcStat
             assert self._vals is not None
             grid = self._vals[_NFIELDS:].reshape(-1, _NFIELDS + 1)
@@ -180,11 +201,29 @@ class CoreDeltas:
         return self._prev
 
     def sample(self, t: float, interval_s: float) -> CoreSample:
-        if self._prev is None and self._vals is None:
+        if self._prev is None and self._vals is None and self._names is None:
             self.reset()
         data = self._read_bytes()
         end = data.find(b"\nintr ")
         head = data[:end] if end >= 0 else data
+        names = self._names
+        if names is not None and b"-" not in head:
+            toks = head.split()
+            # a name every eleventh token and nothing else: the same CPUs, ten counters each
+            if len(toks) == _STRIDE * len(names) and toks[::_STRIDE] == names:
+                del toks[::_STRIDE]
+                try:
+                    cur = list(map(int, toks))
+                    last = self._last
+                    # "I": a delta past 32 bits (an interval of years) is not the usual case
+                    d = array("I", [b - a if b > a else 0
+                                    for a, b in zip(last[_NFIELDS:], cur[_NFIELDS:], strict=True)])
+                except (ValueError, OverflowError):
+                    pass
+                else:
+                    self._last, self._prev = cur, None
+                    return CoreSample(t=t, interval_s=interval_s,
+                                      deltas=PackedRows(self._ids, d))
         prev = self._vals
         if prev is not None and b"-" not in head:
             vals = np.fromstring(head.replace(b"cpu", b" "), dtype=np.int64, sep=" ")

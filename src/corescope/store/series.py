@@ -72,8 +72,11 @@ def _ids_prefix(ids: tuple[int, ...]) -> bytes:
 
 def _encode_row(sample: CoreSample) -> bytes:
     d = sample.deltas
-    if isinstance(d, PackedRows) and isinstance(d.flat, np.ndarray):  # the sampling hot path
-        return _ids_prefix(d.ids) + d.flat.astype(np.uint32).tobytes()
+    if isinstance(d, PackedRows):  # the sampling hot path
+        if isinstance(d.flat, array) and d.flat.typecode == "I":  # a few CPUs
+            return _ids_prefix(d.ids) + d.flat.tobytes()
+        if isinstance(d.flat, np.ndarray):
+            return _ids_prefix(d.ids) + d.flat.astype(np.uint32).tobytes()
     cpus = sample.cpus
     values = array("I", [len(cpus), *cpus])
     for cpu in cpus:
