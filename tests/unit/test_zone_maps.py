@@ -5,9 +5,12 @@ zone maps existed."""
 
 from __future__ import annotations
 
+import gc
+import shutil
 import sqlite3
 
 import numpy as np
+import pytest
 import reference_impl as ref
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -250,4 +253,80 @@ def test_blocks_read_together_are_read_as_one_by_one(tmp_path_factory, seed, par
     full = CoreMatrix.from_samples(want)
     if want:
         assert every_result(m, want) == every_result(full, want)
+    store.close()
+
+
+def test_a_version_5_store_gets_its_zone_maps_before_the_payloads(tmp_path):
+    """Version 6 moves the zone column ahead of the payload (a query then reads the zone maps
+    without walking every payload's pages): same rows, same rowids, same reads."""
+    samples = random_record(14, 200, 4, 0.02, 0.1, 0.5)
+    d = tmp_path / "s"
+    store = stored(d, samples, 50)
+    with store.write() as c:  # a block without a zone map, as an older version wrote it
+        c.execute("UPDATE core_blocks SET zone = NULL WHERE rowid = 2")
+    want_rows = store.query("SELECT rowid, t0, t1, n, zone, payload FROM core_blocks")
+    want = every_result(read_matrix(store, 0, 4e9), samples)
+    store.close()
+    # the table as version 5 had it: the zone column last
+    conn = sqlite3.connect(d / DB_NAME)
+    conn.executescript("""
+        CREATE TABLE old (t0 REAL NOT NULL, t1 REAL NOT NULL, n INTEGER NOT NULL,
+                          payload BLOB NOT NULL, zone BLOB);
+        INSERT INTO old (rowid, t0, t1, n, payload, zone)
+            SELECT rowid, t0, t1, n, payload, zone FROM core_blocks;
+        DROP TABLE core_blocks;
+        ALTER TABLE old RENAME TO core_blocks;
+        CREATE INDEX core_blocks_t1 ON core_blocks (t1);
+        PRAGMA user_version = 5;
+    """)
+    conn.close()
+    with Store.open(d, create=False) as s:
+        assert s.schema_version() == SCHEMA_VERSION >= 6
+        cols = [r[1] for r in s.query("PRAGMA table_info(core_blocks)")]
+        assert cols == ["t0", "t1", "n", "zone", "payload"]
+        assert s.query("SELECT rowid, t0, t1, n, zone, payload FROM core_blocks") == want_rows
+        assert s.query("SELECT name FROM sqlite_master WHERE tbl_name = 'core_blocks' "
+                       "AND type = 'index'") == [("core_blocks_t1",)]
+        assert every_result(read_matrix(s, 0, 4e9), samples) == want
+        # the writer's INSERT names its columns: new blocks land in the new layout
+        SeriesWriter(s).append_many(random_record(15, 30, 4, 0, 0, 0, t0=1.9e9))
+        assert s.query("SELECT COUNT(zone) FROM core_blocks WHERE t0 >= 1.9e9")[0] == (1,)
+
+
+def test_blocks_decoded_after_the_store_closed_are_read_the_same(tmp_path):
+    """A command renders its matrix after its evidence closed the store (the `cores` map,
+    the HTML heatmap), and `analyze` after removing its temporary store: the connection stays
+    open while the matrix may read payloads, and gives the samples an open store gives; it
+    closes when the matrix is gone."""
+    samples = random_record(16, 300, 4, 0.02, 0.1, 0.3)
+    store = stored(tmp_path / "s", samples, 60)
+    want = ref.read_samples(store, 0, 4e9)
+    m = read_matrix(store, 0, 4e9)
+    assert isinstance(m, LazyCoreMatrix)
+    store.close()  # nothing decoded yet: every payload is read after the close
+    shutil.rmtree(tmp_path / "s")
+    assert ep.find_episodes(m, 30.0, 1.0) == ref.find_episodes(want, 30.0, 1.0)
+    assert_same_samples(list(m), want)
+    assert m.diagnostics == []
+    conn = store.conn
+    del m
+    gc.collect()
+    with pytest.raises(sqlite3.ProgrammingError):  # closed now
+        conn.execute("SELECT 1")
+
+
+def test_a_block_deleted_before_it_is_decoded_is_skipped_and_said(tmp_path):
+    """Retention may delete a block between the zone-map read and the decode: its samples
+    are then not online (as a corrupt block's), and the diagnostic names it."""
+    samples = random_record(17, 180, 3, 0.0, 0.0, 0.9)
+    store = stored(tmp_path / "s", samples, 60)
+    want = ref.read_samples(store, 0, 4e9)
+    m = read_matrix(store, 0, 4e9)
+    with store.write() as c:
+        c.execute("DELETE FROM core_blocks WHERE rowid = 2")
+    m.fields  # noqa: B018  (reading every cell decodes every block)
+    assert [d.message for d in m.diagnostics] == \
+        ["block 2 skipped: deleted from the store since the query began"]
+    assert not m.present[60:120].any()
+    assert_same_samples(list(m)[:60] + list(m)[120:], want[:60] + want[120:])
     store.close()

@@ -15,6 +15,7 @@ import math
 import os
 import sqlite3
 import struct
+import weakref
 from array import array
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
@@ -40,8 +41,8 @@ CREATE TABLE IF NOT EXISTS core_blocks (
     t0 REAL NOT NULL,
     t1 REAL NOT NULL,
     n INTEGER NOT NULL,
-    payload BLOB NOT NULL,
-    zone BLOB
+    zone BLOB,  -- before the payload, so reading it does not walk the payload's pages
+    payload BLOB NOT NULL
 );
 CREATE INDEX IF NOT EXISTS core_blocks_t1 ON core_blocks (t1);
 """
@@ -616,8 +617,7 @@ class _MatrixBuilder:
         self.present[sl, idx] = m.present
         self.n += k
 
-    def add_zoned(self, zone: ZoneMap, keep: np.ndarray | None, payload: bytes,
-                  rowid: int) -> None:
+    def add_zoned(self, zone: ZoneMap, keep: np.ndarray | None, rowid: int) -> None:
         """Append a block by its zone map (the samples `keep` selects; None: all); its
         ticks stay compressed until read."""
         h = zone.head
@@ -634,13 +634,12 @@ class _MatrixBuilder:
         else:
             self.t[sl], self.iv[sl], present = h.t[part], h.interval_s[part], h.present[part]
         self.present[sl, self._columns(cpu_list)] = present
-        self.lazy.append(_LazyBlock(self.n, k, h.cpus, part, payload, rowid))
+        self.lazy.append(_LazyBlock(self.n, k, h.cpus, part, rowid))
         self.n += k
 
-    def add_run(self, run: _ZoneRun, a: int, b: int, payloads: list[bytes],
-                rowids: list[int]) -> None:
-        """add_zoned of every sample of blocks a..b-1 of a run (payloads and rowids theirs),
-        at once: the same arrays as adding them one by one."""
+    def add_run(self, run: _ZoneRun, a: int, b: int, rowids: list[int]) -> None:
+        """add_zoned of every sample of blocks a..b-1 of a run (rowids theirs), at once: the
+        same arrays as adding them one by one."""
         g, n = b - a, run.t.shape[1]
         k = g * n
         cpu_list = run.cpus.tolist()
@@ -650,8 +649,8 @@ class _MatrixBuilder:
         sl = slice(self.n, self.n + k)
         self.t[sl], self.iv[sl] = run.t[a:b].ravel(), run.interval_s[a:b].ravel()
         self.present[sl, self._columns(cpu_list)] = run.present[a:b].reshape(k, -1)
-        self.lazy.extend(_LazyBlock(int(s), n, run.cpus, None, p, r)
-                         for s, p, r in zip(starts.tolist(), payloads, rowids, strict=True))
+        self.lazy.extend(_LazyBlock(int(s), n, run.cpus, None, r)
+                         for s, r in zip(starts.tolist(), rowids, strict=True))
         self.n += k
 
     def _regrow(self, new: list[int], dtype: np.dtype) -> None:
@@ -675,7 +674,7 @@ class _MatrixBuilder:
             t[:n], iv[:n], fields[:, :, :n], present[:n]
         self.cap = cap
 
-    def build(self, diagnostics: list[Diagnostic]) -> CoreMatrix:
+    def build(self, diagnostics: list[Diagnostic], payloads: _Payloads) -> CoreMatrix:
         n = self.n
         order = np.argsort(self.t[:n], kind="stable")
         in_order = bool((order == np.arange(n)).all())
@@ -683,7 +682,7 @@ class _MatrixBuilder:
                   present=self.present[:n], diagnostics=diagnostics,
                   zone=self._zone() if in_order else None)
         if self.lazy:
-            source = _BlockSource(self, diagnostics)
+            source = _BlockSource(self, diagnostics, payloads)
             if in_order:
                 return LazyCoreMatrix(source=source, dtype=self.fields.dtype,
                                       **kw)  # type: ignore[arg-type]
@@ -714,17 +713,42 @@ class _LazyBlock(NamedTuple):
     n: int
     cpus: np.ndarray
     keep: np.ndarray | None  # which of the block's samples were kept (None: all)
-    payload: bytes
     rowid: int
+
+
+class _Payloads:
+    """Blocks' compressed ticks by rowid, read from the store when they are decoded: a query
+    reads the zone maps of its whole window but the payloads of few blocks. The store's
+    connection stays open while a matrix may still ask (see Store.pin): commands render
+    their matrix after closing their evidence."""
+
+    _BATCH = 500  # rowids per query (well under SQLite's bound on parameters)
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+        store.pin()
+        weakref.finalize(self, store.unpin)
+
+    def __call__(self, rowids: list[int]) -> dict[int, bytes]:
+        out: dict[int, bytes] = {}
+        for k in range(0, len(rowids), self._BATCH):
+            part = rowids[k : k + self._BATCH]
+            sql = ("SELECT rowid, payload FROM core_blocks WHERE rowid IN "
+                   f"({','.join('?' * len(part))})")
+            with self.store.lock:
+                out.update(self.store.conn.execute(sql, part).fetchall())
+        return out
 
 
 class _BlockSource:
     """The ticks of samples lo..hi-1 of a lazily read matrix: the blocks holding them are
-    decoded (each once, while only parts of the window are asked for) and laid out in the
-    matrix's columns. A block that turns out corrupt is skipped with a diagnostic, and its
-    samples no longer count as online."""
+    read and decoded (each once, while only parts of the window are asked for) and laid out
+    in the matrix's columns. A block that turns out corrupt (or was deleted since its zone
+    map was read) is skipped with a diagnostic, and its samples no longer count as online."""
 
-    def __init__(self, b: _MatrixBuilder, diagnostics: list[Diagnostic]) -> None:
+    def __init__(self, b: _MatrixBuilder, diagnostics: list[Diagnostic],
+                 payloads: _Payloads) -> None:
+        self.payloads = payloads
         self.blocks = b.lazy
         self.starts = np.array([x.start for x in b.lazy], np.int64)
         # blocks added decoded (no zone map, raw rows) sit in the builder's array
@@ -741,23 +765,28 @@ class _BlockSource:
         whole = hi - lo >= int(self.present.shape[0]) // 2  # no point keeping these
         i0 = max(0, int(np.searchsorted(self.starts, lo, side="right")) - 1)
         i1 = int(np.searchsorted(self.starts, hi, side="left"))
-        for i in range(i0, i1):
+        touched = [i for i in range(i0, i1) if max(lo, self.blocks[i].start)
+                   < min(hi, self.blocks[i].start + self.blocks[i].n)]
+        # every payload these samples need, in one query
+        fetched = self.payloads([self.blocks[i].rowid for i in touched
+                                 if i not in self.cache])
+        for i in touched:
             blk = self.blocks[i]
             a, z = max(lo, blk.start), min(hi, blk.start + blk.n)
-            if a >= z:
-                continue
             ticks = self.cache.get(i)
             if ticks is None:
-                ticks = self._decode(blk)
+                ticks = self._decode(blk, fetched.get(blk.rowid))
                 if not whole:
                     self.cache[i] = ticks
             out[:, self.columns(blk.cpus.tolist()), a - lo : z - lo] = \
                 ticks[:, :, a - blk.start : z - blk.start]
         return out
 
-    def _decode(self, b: _LazyBlock) -> np.ndarray:
+    def _decode(self, b: _LazyBlock, payload: bytes | None) -> np.ndarray:
         try:
-            m = decode_arrays(b.payload)
+            if payload is None:
+                raise SeriesFormatError("deleted from the store since the query began")
+            m = decode_arrays(payload)
             if not np.array_equal(m.cpus, b.cpus) or \
                     len(m) != (b.n if b.keep is None else len(b.keep)):
                 raise SeriesFormatError("block does not match its zone map")
@@ -784,8 +813,9 @@ def read_matrix(store: Store, t0: float, t1: float) -> CoreMatrix:
     diags: list[Diagnostic] = []
     jr = journal.read(store.directory)  # before the snapshot: see store/journal.py
     with store.lock, _snapshot(store):
+        # the payloads are read when their blocks are decoded (see _Payloads)
         blocks = store.conn.execute(
-            "SELECT rowid, t0, t1, payload, zone, n FROM core_blocks WHERE t1 >= ? AND t0 <= ? "
+            "SELECT rowid, t0, t1, zone, n FROM core_blocks WHERE t1 >= ? AND t0 <= ? "
             "ORDER BY t1", (t0, t1)).fetchall()
         rows = store.conn.execute(
             "SELECT t, interval_s, payload FROM core_recent WHERE t BETWEEN ? AND ? ORDER BY t",
@@ -794,12 +824,17 @@ def read_matrix(store: Store, t0: float, t1: float) -> CoreMatrix:
     extra = [r for r in extra if t0 <= r[0] <= t1]
     if extra:
         rows = sorted(rows + extra, key=lambda r: r[0]) if rows else extra
-    out = _MatrixBuilder(sum(int(b[5]) for b in blocks) + len(rows))
+    out = _MatrixBuilder(sum(int(b[4]) for b in blocks) + len(rows))
+    payloads = _Payloads(store)
     # the blocks stay compressed (decoded when read); their zone maps say what they hold
-    raws = [_unzip_zone(b[4]) for b in blocks]
-    for lo, hi, run in _zone_runs(raws):
+    raws = [_unzip_zone(b[3]) for b in blocks]
+    runs = _zone_runs(raws)
+    zones = {lo: _zone_of(raws[lo]) for lo, _, run in runs if run is None}
+    # blocks without a usable zone map (older stores) are decoded now, in full
+    now = payloads([blocks[lo][0] for lo, z in zones.items() if z is None])
+    for lo, hi, run in runs:
         if run is None:
-            _add_block(out, blocks[lo], _zone_of(raws[lo]), t0, t1, diags)
+            _add_block(out, blocks[lo], zones[lo], now.get(blocks[lo][0]), t0, t1, diags)
             continue
         part = blocks[lo:hi]
         b0 = np.array([b[1] for b in part], np.float64)
@@ -808,13 +843,13 @@ def read_matrix(store: Store, t0: float, t1: float) -> CoreMatrix:
         j = 0
         while j < len(part):
             if not usual[j]:
-                _add_block(out, part[j], run.zone(j), t0, t1, diags)
+                _add_block(out, part[j], run.zone(j), None, t0, t1, diags)
                 j += 1
                 continue
             e = j + 1
             while e < len(part) and usual[e]:
                 e += 1
-            out.add_run(run, j, e, [b[3] for b in part[j:e]], [b[0] for b in part[j:e]])
+            out.add_run(run, j, e, [b[0] for b in part[j:e]])
             j = e
     for t, iv, payload in rows:
         why = check_sample_time(t, iv)
@@ -829,7 +864,7 @@ def read_matrix(store: Store, t0: float, t1: float) -> CoreMatrix:
         out.add(CoreMatrix(t=np.array([t], np.float64), interval_s=np.array([iv], np.float64),
                            cpus=cpus[order], fields=ticks[order].T[:, :, None],
                            present=np.ones((1, len(cpus)), bool)))
-    return out.build(diags)
+    return out.build(diags, payloads)
 
 
 def _usual(b0: np.ndarray, b1: np.ndarray, iv: np.ndarray, t0: float, t1: float
@@ -840,17 +875,20 @@ def _usual(b0: np.ndarray, b1: np.ndarray, iv: np.ndarray, t0: float, t1: float
             & (iv.min(axis=1) > 0) & (iv.max(axis=1) <= MAX_INTERVAL_S))
 
 
-def _add_block(out: _MatrixBuilder, block: tuple, zone: ZoneMap | None, t0: float, t1: float,
-               diags: list[Diagnostic]) -> None:
-    """One block, by its zone map when it has one, else decoded in full."""
-    rowid, b0, b1, payload = block[:4]
+def _add_block(out: _MatrixBuilder, block: tuple, zone: ZoneMap | None,
+               payload: bytes | None, t0: float, t1: float, diags: list[Diagnostic]) -> None:
+    """One block, by its zone map when it has one, else decoded in full (`payload` read for
+    it: None if it has gone since)."""
+    rowid, b0, b1 = block[:3]
     if zone is not None:
         m_t, m_iv = zone.head.t, zone.head.interval_s
         if _usual(np.array([b0]), np.array([b1]), m_iv[None], t0, t1)[0]:
-            out.add_zoned(zone, _ALL, payload, rowid)
+            out.add_zoned(zone, _ALL, rowid)
             return
     else:  # stored without a zone map (an older store): decoded now, in full
         try:
+            if payload is None:
+                raise SeriesFormatError("deleted from the store since the query began")
             m = decode_arrays(payload)
         except SeriesFormatError as exc:
             diags.append(Diagnostic("store core_blocks", f"block {rowid} skipped: {exc}"))
@@ -863,7 +901,7 @@ def _add_block(out: _MatrixBuilder, block: tuple, zone: ZoneMap | None, t0: floa
     keep &= (m_t >= t0) & (m_t <= t1)
     if zone is not None:
         # a block's bounds hold for any subset of its samples
-        out.add_zoned(zone, keep, payload, rowid)
+        out.add_zoned(zone, keep, rowid)
     else:
         out.add(m if keep.all() else m.rows(keep))
 
