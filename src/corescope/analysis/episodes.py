@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
@@ -149,6 +149,9 @@ def find_episodes_matrix(
         return []
     hot = hot_mask(m, threshold, mode)
     brk = gaps(m)
+    key = (float(threshold), float(min_duration), mode)
+    runs: dict[tuple[int, int, int], Episode | None] = {}
+    inherited = _inherited_runs(m, key)
     episodes: list[Episode] = []
     # CPU-major, then time, as the per-CPU scan found them; only the CPUs hot at least once
     # (usually few), and of each only its hot samples (usually few of a day's)
@@ -161,11 +164,54 @@ def find_episodes_matrix(
         first = np.flatnonzero(new)
         ends = np.append(ks[first[1:] - 1], ks[-1])
         for k0, k1 in zip(ks[first].tolist(), ends.tolist(), strict=True):
-            ep = _episode(m, i, k0, k1, threshold, min_duration, mode)
+            ep = inherited(i, k0, k1) if inherited else _UNKNOWN
+            if ep is _UNKNOWN:
+                ep = _episode(m, i, k0, k1, threshold, min_duration, mode)
+            runs[(i, k0, k1)] = ep
             if ep is not None:
                 episodes.append(ep)
+    m.run_cache[key] = runs  # type: ignore[assignment]
     episodes.sort(key=lambda e: (e.start, e.cpu))
     return episodes
+
+
+_UNKNOWN = object()  # a run the parent's search does not vouch for
+_COARSE = (30.0, 60.0)  # the windows _episode's coarse views read
+
+
+def _inherited_runs(m: CoreMatrix, key: tuple[float, float, str]
+                    ) -> Callable[[int, int, int], object] | None:
+    """When `m` is a time slice of a matrix already searched with the same parameters (the
+    window inside its context): a lookup of the parent's episode for a run of `m`, or
+    _UNKNOWN. The parent's is the slice's own exactly when the parent found the same run
+    (same CPU, same first and last sample: it did not start before the slice or end after
+    it) and every sample its 30 s and 60 s views read lies in the slice: then _episode reads
+    the same cells, sums them in the same order, and the slice's search is spared it."""
+    up = m.parent_offset()
+    if up is None:
+        return None
+    parent, lo = up
+    found = parent.run_cache.get(key)
+    if not found:
+        return None
+    hi = lo + len(m)
+    mids, order = parent.midpoints()
+
+    def lookup(i: int, k0: int, k1: int) -> object:
+        ep = found.get((i, k0 + lo, k1 + lo), _UNKNOWN)
+        if ep is _UNKNOWN:
+            return ep
+        start, end = float(m.t[k0] - m.interval_s[k0]), float(m.t[k1])
+        for w in _COARSE:
+            a, z = np.searchsorted(mids, [math.floor(start / w) * w,
+                                          (math.floor(max(start, end - 1e-9) / w) + 1) * w],
+                                   side="left")
+            idx = order[a:z]
+            if len(idx) and (int(idx.min()) < lo or int(idx.max()) >= hi):
+                return _UNKNOWN
+        return ep
+
+    return lookup
 
 
 def _episode(m: CoreMatrix, i: int, k0: int, k1: int, threshold: float, min_duration: float,

@@ -93,6 +93,10 @@ class CoreMatrix(Sequence[CoreSample]):
     # per-cell results keyed by what computed them, [.., n]; a time slice of this matrix
     # looks in its parent's too (sliced views), so a window and its context are analysed once
     cell_cache: dict[object, np.ndarray] = field(default_factory=dict, repr=False)
+    # per-run results of the episode search, keyed by its parameters then by (CPU column,
+    # first sample, last sample): a time slice reuses its parent's (see analysis.episodes)
+    run_cache: dict[object, dict[tuple[int, int, int], object]] = \
+        field(default_factory=dict, repr=False)
     _parent: tuple[CoreMatrix, slice] | None = field(default=None, repr=False)
     # per-segment summaries from the store (None: every sample is examined)
     zone: Zone | None = field(default=None, repr=False)
@@ -151,12 +155,15 @@ class CoreMatrix(Sequence[CoreSample]):
         for p in parts:
             pz = p.zone or Zone(np.zeros(1, np.int64),
                                 np.full((1, len(p.cpus), len(MODES)), UNKNOWN_BOUND, np.uint8))
-            b = np.zeros((len(pz.starts), len(cpus), len(MODES)), np.uint8)
-            b[:, np.searchsorted(cpus, p.cpus)] = pz.bounds
+            # the same CPUs: plain (fast) slice copies, not gathers
+            idx = slice(None) if len(p.cpus) == len(cpus) else np.searchsorted(cpus, p.cpus)
+            if isinstance(idx, slice):
+                b = pz.bounds
+            else:
+                b = np.zeros((len(pz.starts), len(cpus), len(MODES)), np.uint8)
+                b[:, idx] = pz.bounds
             starts.append(pz.starts + k)
             bounds.append(b)
-            # the same CPUs: plain (fast) slice copies
-            idx = slice(None) if len(p.cpus) == len(cpus) else np.searchsorted(cpus, p.cpus)
             present[k : k + len(p), idx] = p.present
             placed.append((k, p, idx))
             k += len(p)
@@ -275,6 +282,15 @@ class CoreMatrix(Sequence[CoreSample]):
             if up is not None:
                 hit = self.cell_cache[key] = up[..., sel]
         return hit
+
+    def parent_offset(self) -> tuple[CoreMatrix, int] | None:
+        """(the matrix this one is a contiguous time slice of, where the slice starts in it),
+        or None."""
+        if self._parent is None:
+            return None
+        parent, sel = self._parent
+        lo, _, step = sel.indices(len(parent))
+        return (parent, lo) if step == 1 else None
 
     def midpoints(self) -> tuple[np.ndarray, np.ndarray]:
         """(sorted midpoints t - interval/2, the sample index of each): which samples fall in
