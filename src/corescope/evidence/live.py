@@ -6,10 +6,9 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from typing import TYPE_CHECKING
 
-from corescope.analysis.classify import classify_record
 from corescope.evidence.base import (
     CgroupState,
     Coverage,
@@ -22,7 +21,7 @@ from corescope.investigate.model import PressureSummary
 from corescope.model.cgroups import ChurnCount, MemcgCensus, StatReadCost
 from corescope.model.common import Diagnostic, SensorStatus
 from corescope.model.cores import CoreSample
-from corescope.model.events import KernelEvent, QueueIrq, SoftirqSample
+from corescope.model.events import KernelEvent, KmsgRecord, QueueIrq, SoftirqSample
 from corescope.rootfs import Root
 from corescope.runner import Runner
 
@@ -42,7 +41,10 @@ class LiveEvidence:
         self.runner = runner
         self.history_s = history_s
         self.samples: list[CoreSample] = []
-        self.kernel_events: list[KernelEvent] = []
+        # the ring's records with their wall times, classified when first asked for: doctor
+        # asks only for those the store does not already hold
+        self._ring: list[tuple[float, KmsgRecord]] = []
+        self._classified: dict[int, KernelEvent] = {}
         self.state: CgroupState | None = None
         self.restart_ev = RestartEvidence()
         self._statuses: list[SensorStatus] = []
@@ -89,7 +91,7 @@ class LiveEvidence:
     def read_kernel_ring(self, skew_s: float | None = None) -> None:
         """Read what the ring holds. `skew_s`: kmsg − CLOCK_MONOTONIC as a recorder learned
         it this boot; without it the newest line bounds it from below (as in SkewBound)."""
-        from corescope.sources.kmsg import KmsgReader, anchor_clock, open_kmsg
+        from corescope.sources.kmsg import KmsgReader, open_kmsg
 
         if not self.root.is_live:
             self._statuses.append(SensorStatus("kernel ring", False,
@@ -106,6 +108,14 @@ class LiveEvidence:
             records = KmsgReader(lambda n: os.read(fd, n)).read_available(max_records=200_000)
         finally:
             os.close(fd)
+        self.take_ring(records, skew_s)
+        self._statuses.append(SensorStatus("kernel ring", True,
+                                           f"read {len(records)} records from the kernel ring"))
+
+    def take_ring(self, records: list[KmsgRecord], skew_s: float | None = None) -> None:
+        """The ring's records as read (see read_kernel_ring), placed on the wall clock."""
+        from corescope.sources.kmsg import anchor_clock
+
         if skew_s is None:
             newest = max((r.usec for r in records if r.usec is not None), default=None)
             # a line stamped "after" now proves the kernel's clock ahead; else assume none
@@ -113,10 +123,24 @@ class LiveEvidence:
                 0.0, newest / 1e6 - time.clock_gettime(time.CLOCK_MONOTONIC))
         anchor = anchor_clock(skew_s=skew_s)
         # /dev/kmsg always stamps records; one without a clock has no place on a timeline
-        self.kernel_events = [classify_record(r, anchor.wall_of(r.usec))
-                              for r in records if r.usec is not None]
-        self._statuses.append(SensorStatus("kernel ring", True,
-                                           f"read {len(records)} records from the kernel ring"))
+        self._ring = [(anchor.wall_of(r.usec), r) for r in records if r.usec is not None]
+        self._classified = {}
+
+    def _event(self, k: int) -> KernelEvent:
+        e = self._classified.get(k)
+        if e is None:
+            # the classifier (its patterns compiled at import) loads for the first record
+            # asked for: none when the store holds the whole ring
+            from corescope.analysis.classify import classify_record
+
+            wall, rec = self._ring[k]
+            e = self._classified[k] = classify_record(rec, wall)
+        return e
+
+    @property
+    def kernel_events(self) -> list[KernelEvent]:
+        """Every record of the ring, classified."""
+        return [self._event(k) for k in range(len(self._ring))]
 
     def read_cgroups(self, now: float | None = None) -> None:
         from corescope.sources import cgroups as cg
@@ -185,7 +209,7 @@ class LiveEvidence:
         cores = None
         if self.samples:
             cores = Span(self.samples[0].t - self.samples[0].interval_s, self.samples[-1].t)
-        evs = [e.time for e in self.kernel_events]
+        evs = [wall for wall, _ in self._ring]
         cen = self.state.census if self.state else None
         return Coverage(
             cores=cores,
@@ -197,8 +221,12 @@ class LiveEvidence:
     def core_samples(self, t0: float, t1: float) -> list[CoreSample]:
         return [s for s in self.samples if t0 <= s.t <= t1]
 
-    def events(self, t0: float, t1: float) -> list[KernelEvent]:
-        return [e for e in self.kernel_events if t0 <= e.time <= t1]
+    def events(self, t0: float, t1: float,
+               held: Collection[tuple[int | None, int | None]] = ()) -> list[KernelEvent]:
+        """The ring's events in [t0, t1], but for records whose (seq, usec) is in `held`
+        (the store has them): those are neither returned nor classified."""
+        return [self._event(k) for k, (wall, r) in enumerate(self._ring)
+                if t0 <= wall <= t1 and (r.seq, r.usec) not in held]
 
     def event(self, event_id: int) -> KernelEvent | None:
         return None  # live ring records have no stored id

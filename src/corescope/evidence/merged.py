@@ -47,7 +47,9 @@ class MergedEvidence:
     def events(self, t0: float, t1: float) -> list[KernelEvent]:
         stored = self.stored.events(t0, t1)
         seen = {(e.seq, e.mono_usec) for e in stored if e.seq is not None}
-        ring = [e for e in self.live.events(t0, t1) if (e.seq, e.mono_usec) not in seen]
+        # ring records the store holds are left out before they are classified (a recorder
+        # that ran all along holds them all)
+        ring = self.live.events(t0, t1, held=seen)
         return sorted(stored + ring, key=lambda e: e.time)
 
     def event(self, event_id: int) -> KernelEvent | None:
