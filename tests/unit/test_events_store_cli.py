@@ -58,6 +58,24 @@ def test_loss_and_irq_map(tmp_path: Path) -> None:
         assert store_events.lost_records(store, 0, 1000) == 5
 
 
+def test_irq_maps_read_once_give_what_irq_map_at_gives(tmp_path: Path) -> None:
+    """An investigation asks for the map at every incident: IrqMaps reads the snapshot times
+    once and each snapshot once, and must give irq_map_at's answer for any time (before the
+    first snapshot, on one, between, after the last; several queues per snapshot)."""
+    with Store.open(tmp_path / "s") as store:
+        assert store_events.IrqMaps(store).at(100.0) == store_events.irq_map_at(store, 100.0)
+        for t, cpus in ((100.0, (39,)), (200.0, (5,)), (260.5, (1, 2))):
+            store_events.insert_irq_map(store, t, [
+                QueueIrq("eth0", q, 79 + q, f"eth0-Tx-Rx-{q}", "txrx", cpus, "delta")
+                for q in (5, 2)] + [QueueIrq(None, None, 30, "virtio0-config", "other", (),
+                                             "total")])
+        maps = store_events.IrqMaps(store)
+        for t in (-1e18, 50.0, 99.999, 100.0, 100.001, 150.0, 199.99, 200.0, 260.5, 261.0,
+                  1e18):
+            assert maps.at(t) == store_events.irq_map_at(store, t), t
+        assert maps.at(150.0) and maps.at(150.0) is not maps.at(150.0)  # callers' own lists
+
+
 def _samples(t0: float, n: int, hot: dict[int, tuple[float, float]]) -> list[CoreSample]:
     """2 CPUs at 1 s; cpu c is at 100% system time during hot[c] = (start, end)."""
     out = []

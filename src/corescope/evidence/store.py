@@ -49,6 +49,7 @@ class StoreEvidence:
         self.store = store
         self.runner = runner or Runner()
         self._coverage: Coverage | None = None
+        self._irq_maps: store_events.IrqMaps | None = None
 
     # --- coverage -----------------------------------------------------------------------
 
@@ -94,7 +95,9 @@ class StoreEvidence:
         return ring_samples(self.store, self.runner, t0, t1, cpu, diags)
 
     def irq_map_at(self, t: float) -> list[QueueIrq]:
-        return store_events.irq_map_at(self.store, t)
+        if self._irq_maps is None:
+            self._irq_maps = store_events.IrqMaps(self.store)
+        return self._irq_maps.at(t)
 
     def softirqs(self, t0: float, t1: float) -> list[SoftirqSample]:
         return [SoftirqSample(t, itv, rx, tx)

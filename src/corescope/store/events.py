@@ -3,6 +3,7 @@ NIC counters."""
 
 from __future__ import annotations
 
+import bisect
 import json
 import logging
 import sqlite3
@@ -221,6 +222,32 @@ def irq_map_at(store: Store, t: float) -> list[QueueIrq]:
         snap = row[0][0] if row and row[0][0] is not None else None
     if snap is None:
         return []
+    return _irq_snapshot(store, snap)
+
+
+class IrqMaps:
+    """irq_map_at for many times (an investigation asks once or twice per incident): the
+    snapshot times read once, each snapshot once; the same snapshot for each time."""
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+        self._times: list[float] | None = None
+        self._maps: dict[float, list[QueueIrq]] = {}
+
+    def at(self, t: float) -> list[QueueIrq]:
+        if self._times is None:
+            self._times = [r[0] for r in self.store.query(
+                "SELECT DISTINCT time FROM irq_map WHERE time IS NOT NULL ORDER BY time")]
+        if not self._times:
+            return []
+        i = bisect.bisect_right(self._times, t)  # snapshots at or before t: _times[:i]
+        snap = self._times[i - 1] if i else self._times[0]
+        if snap not in self._maps:
+            self._maps[snap] = _irq_snapshot(self.store, snap)
+        return list(self._maps[snap])
+
+
+def _irq_snapshot(store: Store, snap: float) -> list[QueueIrq]:
     out = []
     for iface, queue, irq, name, direction, cpus, basis in store.query(
             "SELECT iface, queue, irq, name, direction, cpus, basis FROM irq_map WHERE time = ? "
