@@ -240,3 +240,33 @@ def resolution(samples, cpu: int, t: float, window_s: float):
     if not series:
         return Resolution(cpu, series, None, None, None, None)
     return Resolution(cpu, series, c30, c60, m30, m60)
+
+
+# --- the base rate (main at 41b21ae), scanning every episode per instant ----------------------
+
+def base_rate(episodes, span, window_s, samples, seed, covered=None):
+    import random
+
+    t0, t1 = span
+    if not (math.isfinite(t0) and math.isfinite(t1)) or t1 <= t0 or samples <= 0:
+        return None
+    parts = [(a + window_s if b - a > window_s else a, b)
+             for a, b in (covered if covered else [span]) if b > a]
+    total = sum(b - a for a, b in parts)
+    if total <= 0:
+        return None
+    rng = random.Random(seed)
+    eps = sorted(episodes, key=lambda e: e.start)
+    hits = 0
+    for _ in range(samples):
+        x = rng.uniform(0, total)
+        for a, b in parts:  # map x onto the covered stretches, in order
+            if x <= b - a:
+                t = a + x
+                break
+            x -= b - a
+        else:
+            t = parts[-1][1]
+        if any(e.start <= t and e.end >= t - window_s for e in eps):
+            hits += 1
+    return hits / samples

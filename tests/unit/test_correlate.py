@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+import reference_impl as ref
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -131,3 +132,19 @@ def test_property_leads_are_bounded(raw_eps: list, times: list) -> None:
             assert p.start <= inc.event.time
     s = correlate.summarize(incs, eps, (0.0, 1100.0), samples=200)
     assert s.preceded_fraction is None or 0.0 <= s.preceded_fraction <= 1.0
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(st.floats(-50, 1100), st.floats(0, 300)), max_size=40),
+       st.lists(st.tuples(st.floats(0, 1000), st.floats(0, 200)), max_size=5),
+       st.sampled_from([0.0, 1.0, 30.0, 60.0]), st.integers(0, 3))
+def test_base_rate_searching_the_episodes_is_the_scan_of_every_one(spans, covered, window,
+                                                                    seed) -> None:
+    """base_rate finds an episode in the window before each instant by a binary search over
+    the episodes' starts and their running latest end: the same hits as testing every
+    episode (the old scan, tests/unit/reference_impl.py), on overlapping, nested, touching
+    and zero-length episodes, with or without covered stretches."""
+    eps = [ep(k % 4, s, s + d) for k, (s, d) in enumerate(spans)]
+    cov = sorted((a, a + d) for a, d in covered) or None
+    got = correlate.base_rate(eps, (0.0, 1000.0), window, 500, seed, cov)
+    assert got == ref.base_rate(eps, (0.0, 1000.0), window, 500, seed, cov)

@@ -8,6 +8,8 @@ is reproducible; the binomial tail says how surprising the observed fraction is 
 
 from __future__ import annotations
 
+import bisect
+import itertools
 import math
 import random
 from collections import Counter
@@ -116,6 +118,11 @@ def base_rate(episodes: Sequence[Episode], span: tuple[float, float],
         return None
     rng = random.Random(seed)
     eps = sorted(episodes, key=lambda e: e.start)
+    # an episode has start <= t and end >= t - window exactly when the latest end among the
+    # episodes starting at or before t reaches t - window: a binary search per instant, not
+    # a scan of every episode
+    starts = [e.start for e in eps]
+    latest_end = list(itertools.accumulate((e.end for e in eps), max))
     hits = 0
     for _ in range(samples):
         x = rng.uniform(0, total)
@@ -126,7 +133,8 @@ def base_rate(episodes: Sequence[Episode], span: tuple[float, float],
             x -= b - a
         else:
             t = parts[-1][1]
-        if any(e.start <= t and e.end >= t - window_s for e in eps):
+        k = bisect.bisect_right(starts, t)  # eps[:k] start at or before t
+        if k and latest_end[k - 1] >= t - window_s:
             hits += 1
     return hits / samples
 
