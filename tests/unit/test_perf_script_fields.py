@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from conftest import FIXTURES
+from conftest import FIXTURES, run_cli, run_cli_json
 from corescope.sources import folded, perf_layout, perf_script
 from corescope.sources.artifacts import perf_detect, perf_profiles
 from corescope.sources.perf_import import NO_TIME
@@ -91,8 +91,9 @@ def test_blocks_and_summary_read_each_layout_as_lines_do(name: str):
 @pytest.mark.parametrize("name", sorted(LAYOUTS))
 def test_each_layout_is_recognised_as_perf_script(name: str):
     text = (FIX / name).read_text()
-    assert folded.sniff(text) == "perf script"
-    assert perf_detect.sniff(text) == "perf_script"
+    for head in (text, *(text[:n] for n in range(300, 4200, 97))):  # a file's first read
+        assert folded.sniff(head) == "perf script", len(head)
+        assert perf_detect.sniff(head) == "perf_script", len(head)
 
 
 def test_headers_that_read_two_ways_follow_the_files_layout():
@@ -189,3 +190,32 @@ def test_every_layout_has_its_own_pattern_in_perfs_order():
     assert m is not None and m.groups() == ("Web Content", "4321", "4322", "003",
                                             "123.456789", "250000", "cpu-clock:ppp")
     assert perf_layout.EMPTY.header.match("") and not perf_layout.EMPTY.header.match("x")
+
+
+def flame_json(*paths: str, extra: tuple[str, ...] = ()) -> dict:
+    return run_cli_json("flame", "--perf-script", *paths, "--format", "json", *extra)
+
+
+def test_flame_reads_every_layout_as_the_default_format():
+    """Same samples and functions as the default fields' profile; the processes where comm
+    was printed, `[unknown]` where -F left it out; untimed text is read whole."""
+    ref = flame_json(str(FIX / "fields_default.txt"))
+    ref_funcs = {(f["name"], f["self_samples"]) for f in ref["top_functions"]}
+    for name in ("fields_comm_tid.txt", "fields_none.txt", "fields_tid_time.txt",
+                 "fields_cpu_time.txt"):
+        j = flame_json(str(FIX / name))
+        assert j["samples"] == ref["samples"] == 52, name
+        assert {(f["name"], f["self_samples"]) for f in j["top_functions"]} == ref_funcs
+        if name == "fields_comm_tid.txt":
+            assert j["top_processes"] == ref["top_processes"]
+            assert j["window"]["start"] is None  # no times: read whole
+        else:
+            assert [p["comm"] for p in j["top_processes"]] == [NO_COMM]
+
+
+def test_flame_on_untimed_text_refuses_a_window_and_cpu_leaves_out_unknown_cpus():
+    p = run_cli("flame", "--perf-script", str(FIX / "fields_comm_tid.txt"), "--before", "1s")
+    assert p.returncode == 2 and "perf script -F without `time`" in p.stderr
+    # cpu printed, no time: --cpu selects
+    j = flame_json(str(FIX / "fields_pid_tid_cpu.txt"), extra=("--cpu", "1"))
+    assert j["samples"] == sum(1 for s in REF if s.cpu == 1) > 0

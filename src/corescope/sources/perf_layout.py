@@ -213,7 +213,7 @@ def looks_like(text: str, generic_layout: Layout) -> bool:
     reads: record headers, each followed by a callchain line as perf prints it, all read by
     one layout."""
     lines = text.split("\n", INFER_LINES)[:INFER_LINES]
-    if len(text) > 4096:
+    if not text.endswith("\n"):
         lines = lines[:-1]  # the last line may be cut short
     starts = _starts(lines)
     if not starts or not all(FRAME_LINE.match(f) for _, f in starts):
