@@ -58,7 +58,8 @@ def test_record_catches_a_hot_core_episode(recording):
     eps = [e for e in out["episodes"] if e["cpu"] == 1]
     assert eps, out
     e = max(eps, key=lambda x: x["duration_s"])
-    assert e["duration_s"] >= 3
+    # at least three whole hot samples of ~1 s: their times jitter by a millisecond
+    assert e["duration_s"] >= 2.9
     assert e["mean_pct"] >= 90
     assert e["mode"] == "kernel"
     assert e["machine_avg_pct"] < e["mean_pct"]

@@ -204,8 +204,12 @@ class JournalWriter:
         try:
             head = bytearray(HEADER_SIZE)
             _HEADER.pack_into(head, 0, MAGIC, VERSION, epoch, 0, capacity)
-            # real zeros, not a hole: the blocks are allocated now, not at a tick
-            os.write(fd, bytes(head) + bytes(capacity - HEADER_SIZE))
+            # blocks allocated now, not at a tick (a hole would be filled by a page fault that
+            # can meet a full disk as SIGBUS); on a full disk this raises ENOSPC, where a
+            # write() would come back short and the mapping fail later for an unclear reason
+            os.posix_fallocate(fd, 0, capacity)
+            if os.pwrite(fd, bytes(head), 0) != HEADER_SIZE:
+                raise OSError(errno.ENOSPC, "journal header written short", str(tmp))
             os.fsync(fd)  # the new file is whole before it replaces the old one
             os.rename(tmp, self.path)
         except BaseException:
