@@ -5,6 +5,7 @@ after a process killed between the fold's commit and the journal's reset."""
 from __future__ import annotations
 
 import os
+import stat
 import struct
 import subprocess
 import sys
@@ -38,6 +39,8 @@ def test_rows_round_trip_and_readers_see_them_before_the_fold(tmp_path: Path) ->
         for x in samples:
             w.append(x)
         assert _recent(store) == 0 and _blocks(store) == 0  # nothing committed per tick
+        st = (tmp_path / "s" / journal.NAME).lstat()
+        assert stat.S_ISREG(st.st_mode) and stat.S_IMODE(st.st_mode) == 0o600
         got = journal.read(tmp_path / "s")
         assert got.diagnostics == [] and len(got.rows) == 25
         assert [r[0] for r in got.rows] == [x.t for x in samples]
@@ -231,6 +234,10 @@ def test_a_second_writer_commits_rows_to_sqlite(tmp_path: Path) -> None:
         first.close()
         same(read_samples(store, 0, 2e9), samples)
         assert _recent(store) == 0 and _blocks(store) == 6
+        # the first one's close let go of the lock: the next recorder journals again
+        third = SeriesWriter(store, journal_cpus=NCPU)
+        assert third.journal_note is None
+        third.close()
 
 
 def test_a_full_journal_falls_back_to_sqlite(tmp_path: Path) -> None:
