@@ -177,3 +177,47 @@ def test_a_bare_psi_file_names_no_resource(tmp_path: Path) -> None:
     assert fr.kind == "psi_loop" and fr.records == 0
     assert any("name no resource" in d for d in fr.diagnostics)
     store.close()
+
+
+def _by_loop(text: str) -> str:
+    """The same lines, each indented: the line-by-line parse (which strips them) takes it."""
+    return "".join(" " + line for line in text.splitlines(keepends=True))
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(
+    st.sampled_from(["pgscan_kswapd", "pgsteal_direct", "allocstall_normal", "oom_kill",
+                     "compact_stall", "workingset_refault_anon", "nr_free_pages", "pgmajfault",
+                     "x", "_", "__a", "pgscan", "oom_kill2"]),
+    st.integers(0, 2**70)), min_size=1, max_size=30), st.booleans())
+def test_vmstat_fast_path_equals_the_line_loop(pairs: list[tuple[str, int]], end: bool) -> None:
+    text = "\n".join(f"{k} {v}" for k, v in pairs) + ("\n" if end else "")
+    (fast, fd), (loop, ld) = src.parse_vmstat(text, 5.0), src.parse_vmstat(_by_loop(text), 5.0)
+    # the same record; the same lines named as not `key value` (quoted as they stood)
+    assert fast == loop and [d.line for d in fd] == [d.line for d in ld]
+
+
+def test_vmstat_fixture_fast_path_equals_the_line_loop() -> None:
+    text = (FX / "vmstat_6.18.txt").read_text()
+    fast = src.parse_vmstat(text, 5.0)
+    assert fast == src.parse_vmstat(_by_loop(text), 5.0) and fast[0] is not None
+    assert fast[0].counters["pgmajfault"] >= 0 and not fast[1]
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 100), st.integers(0, 99)), min_size=3, max_size=3),
+       st.integers(0, 2**64), st.booleans())
+def test_psi_fast_path_equals_the_token_loop(avgs: list[tuple[int, int]], total: int,
+                                             full: bool) -> None:
+    a = " ".join(f"avg{w}={i}.{f:02d}" for w, (i, f) in zip((10, 60, 300), avgs, strict=True))
+    text = f"some {a} total={total}\n" + (f"full {a} total={total // 2}\n" if full else "")
+    fast = src.parse_psi(text, 3.0, "io")
+    assert fast[0] is not None and (fast[0].full is not None) == full
+    assert fast == src.parse_psi(_by_loop(text), 3.0, "io")
+
+
+def test_psi_fixtures_fast_path_equals_the_token_loop() -> None:
+    for name in ("psi_cpu_6.18.txt", "psi_memory_6.18.txt", "psi_io_6.18.txt",
+                 "psi_cpu_5.4.txt"):
+        text = (FX / name).read_text()
+        assert src.parse_psi(text, 1.0) == src.parse_psi(_by_loop(text), 1.0), name

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 from dataclasses import dataclass, field
 
 from corescope.model.common import Diagnostic
@@ -34,12 +35,25 @@ def _num(text: str) -> float | None:
     return v if v == v and abs(v) != float("inf") else None
 
 
+# psi_show()'s output exactly (`%lu.%02lu` averages): matched in one call, with no Python loop
+# over tokens; any other text goes through the token-by-token parse below
+_PSI_AVG = r"([0-9]+\.[0-9]+)"
+_PSI_LINE = rf"avg10={_PSI_AVG} avg60={_PSI_AVG} avg300={_PSI_AVG} total=([0-9]+)\n"
+_PSI_EXACT = re.compile(f"some {_PSI_LINE}(?:full {_PSI_LINE})?")
+
+
 def parse_psi(text: str, t: float = 0.0, resource: str = "cpu",
               source: str = "/proc/pressure") -> tuple[PsiSample | None, list[Diagnostic]]:
     diags: list[Diagnostic] = []
     lines: dict[str, Psi] = {}
     if not isinstance(text, str):
         return None, [Diagnostic(source, "not text")]
+    m = _PSI_EXACT.fullmatch(text)
+    if m is not None:
+        g = m.groups()
+        full = None if g[4] is None else Psi(float(g[4]), float(g[5]), float(g[6]), int(g[7]))
+        return PsiSample(t, resource, Psi(float(g[0]), float(g[1]), float(g[2]), int(g[3])),
+                         full), diags
     for lineno, line in enumerate(text.splitlines(), 1):
         toks = line.split()
         if not toks:
@@ -98,11 +112,21 @@ def parse_schedstat(text: str, t: float = 0.0, source: str = "/proc/schedstat"
     return SchedstatSample(t, version, tuple(cpus)), diags
 
 
+# /proc/vmstat as the kernel prints it: every line `key value`. A text that is all such lines
+# (one C-level match) has its kept counters picked out by a second regex, without a Python
+# loop over its ~180 lines; anything else goes through the line-by-line parse below.
+_VMSTAT_KEY = r"_*[A-Za-z0-9][A-Za-z0-9_]*"  # as the loop accepts: not underscores alone
+_VMSTAT_WELL_FORMED = re.compile(rf"(?:{_VMSTAT_KEY} [0-9]+\n)*{_VMSTAT_KEY} [0-9]+\n?")
+_VMSTAT_KEPT = re.compile(rf"^((?:{'|'.join(VMSTAT_PREFIXES)})[A-Za-z0-9_]*) ([0-9]+)$", re.M)
+
+
 def parse_vmstat(text: str, t: float = 0.0, source: str = "/proc/vmstat"
                  ) -> tuple[VmstatSample | None, list[Diagnostic]]:
     diags: list[Diagnostic] = []
     if not isinstance(text, str):
         return None, [Diagnostic(source, "not text")]
+    if _VMSTAT_WELL_FORMED.fullmatch(text):
+        return VmstatSample(t, {k: int(v) for k, v in _VMSTAT_KEPT.findall(text)}), diags
     counters: dict[str, int] = {}
     seen = 0
     for lineno, line in enumerate(text.splitlines(), 1):

@@ -59,14 +59,19 @@ def _psi_cols(p: Psi | None) -> tuple:
 def write(store: Store, psi: Sequence[PsiSample] = (), sched: Sequence[SchedstatSample] = (),
           vm: Sequence[VmstatSample] = ()) -> None:
     """One transaction for whatever one tick (or one imported file) read."""
+    # a table with nothing to add is not asked (preparing an empty statement still costs:
+    # the sensor has vmstat every 2nd tick and schedstat every 6th)
     with store.write() as db:
-        db.executemany("INSERT INTO psi VALUES (?,?,?,?,?,?,?,?,?,?)",
-                       [(s.t, s.resource, *_psi_cols(s.some), *_psi_cols(s.full))
-                        for s in psi])
-        db.executemany("INSERT INTO runqueue VALUES (?,?,?)",
-                       [(s.t, s.version, _pack(s.cpus)) for s in sched])
-        db.executemany("INSERT INTO vmstat VALUES (?,?)",
-                       [(s.t, json.dumps(s.counters, sort_keys=True)) for s in vm])
+        if psi:
+            db.executemany("INSERT INTO psi VALUES (?,?,?,?,?,?,?,?,?,?)",
+                           [(s.t, s.resource, *_psi_cols(s.some), *_psi_cols(s.full))
+                            for s in psi])
+        if sched:
+            db.executemany("INSERT INTO runqueue VALUES (?,?,?)",
+                           [(s.t, s.version, _pack(s.cpus)) for s in sched])
+        if vm:
+            db.executemany("INSERT INTO vmstat VALUES (?,?)",
+                           [(s.t, json.dumps(s.counters, sort_keys=True)) for s in vm])
 
 
 _INT64 = (1 << 63) - 1
