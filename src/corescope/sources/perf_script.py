@@ -396,10 +396,12 @@ def _settle(blocks: Iterable[str], layout: Layout | None
     lines = 0
     for block in it:
         held.append(block)
-        lines += block.count("\n")
+        # (a 1 MiB block holds thousands of lines in its first 256 KiB: count no further)
+        lines += block.count("\n", 0, 1 << 18)
         if lines >= INFER_LINES:
             break
-    return itertools.chain(held, it), layout_of_text("".join(held))
+    return itertools.chain(held, it), layout_of_text(held[0] if len(held) == 1
+                                                     else "".join(held))
 # a header row: comm, pid, tid, cpu, time, period, event ("" where HEADER has None)
 Row = tuple[str, str, str, str, str, str, str]
 
