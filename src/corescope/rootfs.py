@@ -96,6 +96,32 @@ class KeptFile:
             self._fd = -1
 
 
+class KeptFiles:
+    """KeptFiles by key: each opened at its first read, dropped after a read fails (the file
+    went away) so the next read opens it again, all closed by `close`."""
+
+    def __init__(self, limit: int = MAX_READ) -> None:
+        self._limit = limit
+        self._files: dict[object, KeptFile] = {}
+
+    def read(self, key: object, path: str | os.PathLike[str]) -> bytes:
+        """The file's content; OSError when it cannot be opened or read."""
+        f = self._files.get(key)
+        if f is None:
+            f = self._files[key] = KeptFile(path, self._limit)
+        try:
+            return f.read()
+        except OSError:
+            f.close()
+            del self._files[key]
+            raise
+
+    def close(self) -> None:
+        for f in self._files.values():
+            f.close()
+        self._files.clear()
+
+
 @dataclass(frozen=True)
 class Root:
     """A filesystem root; `Root("/")` is the live system."""

@@ -8,7 +8,7 @@ import time
 
 from corescope.model.common import SensorStatus
 from corescope.model.events import KernelEvent, QueueIrq
-from corescope.rootfs import KeptFile
+from corescope.rootfs import KeptFiles
 from corescope.sensors.base import Sensor, SensorEnv
 from corescope.sources import interrupts as irqs
 from corescope.sources import netdev
@@ -56,7 +56,7 @@ class NetdevSensor(Sensor):
         # files, the queue IRQs' affinity, /proc/interrupts and /proc/softirqs
         self._sys = netdev.SysFiles(env.root)
         self._affinity = irqs.AffinityReader(env.root)
-        self._kept: dict[str, KeptFile] = {}
+        self._kept = KeptFiles()
         self._irqs = irqs.QueueIrqReader(env.root, IRQ_MAP_EVERY_S)
         self.notes: list[str] = []
 
@@ -206,15 +206,7 @@ class NetdevSensor(Sensor):
 
     def _read_kept(self, path: str) -> bytes:
         """A /proc file kept open; after a failed read it is opened again next time."""
-        f = self._kept.get(path)
-        if f is None:
-            f = self._kept[path] = KeptFile(self.env.root.path(path))
-        try:
-            return f.read()
-        except OSError:
-            f.close()
-            del self._kept[path]
-            raise
+        return self._kept.read(path, self.env.root.path(path))
 
     def close(self) -> None:
         if self._ethtool is not None:
@@ -222,9 +214,7 @@ class NetdevSensor(Sensor):
         self._sys.close()
         self._affinity.close()
         self._irqs.close()
-        for f in self._kept.values():
-            f.close()
-        self._kept.clear()
+        self._kept.close()
 
     def _map_due(self, wall: float, qmap: list[QueueIrq]) -> list[QueueIrq]:
         """The map to store now: when who-serves-what changed, and once a minute anyway."""

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 
 from corescope.model.common import Diagnostic
 from corescope.model.events import QueueIrq
-from corescope.rootfs import KeptFile, Root
+from corescope.rootfs import KeptFile, KeptFiles, Root
 
 
 @dataclass(frozen=True)
@@ -385,7 +385,7 @@ class QueueIrqReader:
         self.full_every_s = full_every_s
         self.full_reads = 0  # how many times /proc/interrupts was read (tests, the README)
         self._proc: KeptFile | None = None
-        self._files: dict[object, KeptFile] = {}
+        self._files = KeptFiles(1 << 20)
         self._rows: list[IrqRow] | None = None  # the queue rows of the last read
         self._cpus: tuple[int, ...] = ()
         self._full_at = 0.0
@@ -439,15 +439,7 @@ class QueueIrqReader:
         return self._kept(path, path)
 
     def _kept(self, key: object, path: str) -> bytes:
-        f = self._files.get(key)
-        if f is None:
-            f = self._files[key] = KeptFile(self.root.path(path), 1 << 20)
-        try:
-            return f.read()
-        except OSError:
-            f.close()
-            del self._files[key]
-            raise
+        return self._files.read(key, self.root.path(path))
 
     def _quick(self) -> list[IrqRow] | None:
         """The rows from sysfs, or None when a full read is needed."""
@@ -475,7 +467,5 @@ class QueueIrqReader:
         if self._proc is not None:
             self._proc.close()
             self._proc = None
-        for f in self._files.values():
-            f.close()
-        self._files.clear()
+        self._files.close()
         self._rows = None

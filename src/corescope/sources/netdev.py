@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 from corescope.model.common import Diagnostic
 from corescope.model.events import KernelEvent
-from corescope.rootfs import KeptFile, Root
+from corescope.rootfs import KeptFiles, Root
 from corescope.sources.ethtool import EthtoolReader
 
 # ethtool -S counter → (event kind, fields). ENA names first (INCIDENT.md), then per-queue
@@ -156,24 +156,14 @@ class SysFiles:
 
     def __init__(self, root: Root) -> None:
         self.root = root
-        self._files: dict[str, KeptFile] = {}
+        self._files = KeptFiles(64)
         self._queues: dict[str, tuple[int, ...]] = {}
         self._bases: dict[str, str] = {}  # iface → its sysfs directory, resolved once
 
     def _int(self, path: str, base: int = 10) -> int | None:
-        f = self._files.get(path)
-        if f is None:
-            try:
-                f = self._files[path] = KeptFile(path, 64)
-            except OSError:
-                return None
         try:
-            return int(f.read().strip(), base)
-        except ValueError:
-            return None
-        except OSError:
-            f.close()
-            del self._files[path]
+            return int(self._files.read(path, path).strip(), base)
+        except (OSError, ValueError):
             return None
 
     def read(self, iface: str, names: Iterable[str]) -> tuple[dict[str, int], dict[int, int]]:
@@ -213,9 +203,7 @@ class SysFiles:
         return base
 
     def reset(self) -> None:
-        for f in self._files.values():
-            f.close()
-        self._files.clear()
+        self._files.close()
         self._bases.clear()
 
     close = reset
