@@ -39,7 +39,7 @@ MAX_BINARY = 1 << 24  # journald keeps fields far below this; a larger length is
 
 def text_form(data: bytes) -> str | None:
     """'export' or 'verbose' when `data` begins as journalctl writes that form, else None."""
-    first = data.lstrip(b"\r\n")[:4096].split(b"\n", 1)[0]
+    first = data[:8192].lstrip(b"\r\n").split(b"\n", 1)[0]
     if _EXPORT_FIRST.match(first):
         return "export"
     if _VERBOSE_HEAD.match(first):

@@ -451,12 +451,14 @@ def journal_objects(data: str | bytes, diags: list[Diagnostic] | None = None,
     lines), `json-seq` (RS separators), `json-sse` (`data: ` lines) or a JSON array; an
     unreadable stretch is skipped to the next line (noted in `diags`). `-o export` and
     `-o verbose` entries come as the dicts JSON would give (sources.journal_text)."""
-    raw = data if isinstance(data, bytes) else data.encode("utf-8", errors="replace")
-    if raw[:1] not in (b"{", b"[", b"\x1e"):
-        form = journal_text_form(raw)
-        if form is not None:
-            yield from text_entries(raw, form, diags, source, limit)
-            return
+    # told from the first bytes: a JSON journal is not copied to bytes for the test
+    head = data[:8192]
+    form = journal_text_form(head if isinstance(head, bytes)
+                             else head.encode("utf-8", errors="replace"))
+    if form is not None:
+        raw = data if isinstance(data, bytes) else data.encode("utf-8", errors="replace")
+        yield from text_entries(raw, form, diags, source, limit)
+        return
     if isinstance(data, bytes):
         data = data.decode("utf-8", errors="replace")
     text = data.replace("\x1e", "\n")  # json-seq record separators
