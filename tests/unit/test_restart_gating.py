@@ -7,6 +7,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
+import pytest
+
 from conftest import FIXTURES
 from corescope.rootfs import Root
 from corescope.runner import RecordedRunner, RunResult
@@ -29,7 +31,10 @@ class CountingRunner(RecordedRunner):
         return super().run(argv, timeout)
 
 
-def test_restart_evidence_is_asked_only_when_something_changed(tmp_path: Path) -> None:
+def test_restart_evidence_is_asked_only_when_something_changed(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # the recorded docker output stands for an engine the client can reach
+    monkeypatch.setenv("DOCKER_HOST", "unix:///run/docker-recorded.sock")
     runner = CountingRunner({
         ("crictl", "ps"): (T / "crictl_ps.json").read_text(),
         ("docker", "ps"): (T / "docker_ps.jsonl").read_text(),

@@ -3,7 +3,12 @@
 from __future__ import annotations
 
 import json
+import socket
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -110,7 +115,86 @@ def test_collect_without_systemd_or_runtimes_says_so() -> None:
     assert ev.records == []
 
 
-def test_collect_with_systemd_and_crictl() -> None:
+@pytest.fixture
+def no_docker_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
+    """A client environment naming no engine: no DOCKER_HOST/DOCKER_CONTEXT, no config."""
+    for var in ("DOCKER_HOST", "DOCKER_CONTEXT", "DOCKER_CONFIG"):
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    return tmp_path / "home"
+
+
+class _Counting(RecordedRunner):
+    def __init__(self, outputs: dict) -> None:
+        super().__init__(outputs)
+        self.calls: list[tuple[str, ...]] = []
+
+    def run(self, argv, timeout: float = 30.0) -> RunResult:  # type: ignore[no-untyped-def]
+        self.calls.append(tuple(argv))
+        return super().run(argv, timeout)
+
+
+DOCKER_OUT = {("docker", "ps"): (T / "docker_ps.jsonl").read_text(),
+              ("docker", "inspect"): (T / "docker_inspect.json").read_text()}
+
+
+def test_docker_is_not_spawned_without_an_engine_to_reach(no_docker_env: Path) -> None:
+    # the fixture tree has no /var/run/docker.sock: the installed client could only fail
+    runner = _Counting(DOCKER_OUT)
+    ev = units.collect(Root(FIXTURES / "zombies" / "hybrid"), runner)
+    st = {s.name: s for s in ev.statuses}["docker"]
+    assert not st.ok and "/var/run/docker.sock does not exist" in st.detail
+    assert "restarts not measured" in st.detail
+    assert not [c for c in runner.calls if c[0] == "docker"]
+
+
+@pytest.fixture
+def root_with_docker_socket() -> Iterator[Path]:
+    # a real listening unix socket (paths over 107 bytes cannot be bound: a short temp dir)
+    with tempfile.TemporaryDirectory(prefix="cs-") as d:
+        (Path(d) / "var" / "run").mkdir(parents=True)
+        s = socket.socket(socket.AF_UNIX)
+        s.bind(str(Path(d) / "var" / "run" / "docker.sock"))
+        try:
+            yield Path(d)
+        finally:
+            s.close()
+
+
+def test_docker_is_asked_when_its_socket_exists(no_docker_env: Path,
+                                                root_with_docker_socket: Path) -> None:
+    runner = _Counting(DOCKER_OUT)
+    ev = units.collect(Root(root_with_docker_socket), runner, now=1700000100.0)
+    assert {s.name: s for s in ev.statuses}["docker"].ok
+    assert ("docker", "ps") in {c[:2] for c in runner.calls}
+    assert "ecs-agent" in {r.name for r in ev.records}
+
+
+@pytest.mark.parametrize("how", ["DOCKER_HOST", "DOCKER_CONTEXT", "config", "bad config"])
+def test_docker_is_asked_when_the_client_is_pointed_elsewhere(
+        how: str, no_docker_env: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    if how == "DOCKER_HOST":
+        monkeypatch.setenv("DOCKER_HOST", "tcp://10.0.0.5:2376")
+    elif how == "DOCKER_CONTEXT":
+        monkeypatch.setenv("DOCKER_CONTEXT", "rootless")
+    else:
+        (no_docker_env / ".docker").mkdir(parents=True)
+        (no_docker_env / ".docker" / "config.json").write_text(
+            '{"currentContext": "rootless"}' if how == "config" else "{not json")
+    runner = _Counting(DOCKER_OUT)
+    units.collect(Root(FIXTURES / "zombies" / "hybrid"), runner)
+    assert ("docker", "ps") in {c[:2] for c in runner.calls}
+
+
+def test_a_config_with_the_default_context_names_no_other_engine(no_docker_env: Path) -> None:
+    (no_docker_env / ".docker").mkdir(parents=True)
+    (no_docker_env / ".docker" / "config.json").write_text(
+        '{"auths": {}, "currentContext": "default"}')
+    assert units.docker_engine_missing(Root(FIXTURES / "zombies" / "hybrid")) is not None
+
+
+def test_collect_with_systemd_and_crictl(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("DOCKER_HOST", "unix:///run/user/1000/docker.sock")  # rootless: down
     root = Root(FIXTURES / "zombies" / "v2nested")  # PID 1 is systemd
     runner = RecordedRunner({
         ("systemctl", "show"): (T / "systemctl_show.txt").read_text(),
