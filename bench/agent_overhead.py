@@ -65,7 +65,17 @@ def load_note() -> str:
     return f"load average {one:.2f} on {os.cpu_count()} CPUs"
 
 
-CORES_ONLY = ("--no-profile", "--no-kmsg", "--no-census", "--no-netdev")
+# the per-core recorder alone: every other sensor off (pressure, PSI and run-queue wait, is
+# a sensor of its own, counted with the others in "all sensors but perf")
+CORES_ONLY = ("--no-profile", "--no-kmsg", "--no-census", "--no-netdev", "--no-pressure")
+
+
+def cores_only_flags(env: dict[str, str]) -> tuple[str, ...]:
+    """CORES_ONLY as the tree in `env` accepts it (a tree from before a sensor existed has
+    no flag to turn it off, and records without it)."""
+    helptext = subprocess.run([sys.executable, "-m", "corescope", "record", "--help"],
+                              env=env, capture_output=True, text=True, check=False).stdout
+    return tuple(f for f in CORES_ONLY if f in helptext)
 
 
 def overhead(baseline_src: str | None = None) -> None:
@@ -82,8 +92,8 @@ def overhead(baseline_src: str | None = None) -> None:
     envs = {name: ENV for name in agents}
     if baseline_src is not None:
         name = "corescope, cores only, --baseline-src"
-        agents[name] = [*record, "--store", f"{store}/base", *CORES_ONLY]
         envs[name] = dict(ENV, PYTHONPATH=baseline_src)
+        agents[name] = [*record, "--store", f"{store}/base", *cores_only_flags(envs[name])]
     procs = {name: subprocess.Popen(argv, env=envs[name], stdout=subprocess.DEVNULL,
                                     stderr=subprocess.DEVNULL)
              for name, argv in agents.items()}
