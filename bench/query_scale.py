@@ -7,9 +7,10 @@ tests/synth_procstat.py (usr 40-85, sys 3-15, soft 0-3, iowait 0-2, idle the res
 per second), plus hot-core episodes and NIC stall events a few seconds after some of them.
 It ends a minute ago, so `--last 24h` reads all of it. Every command runs as a subprocess,
 with compiled bytecode (one uncounted run first, as an installed package has it);
-wall, CPU and peak RSS come from GNU time. Times are medians of RUNS runs. `doctor` also
-samples every core live for `--seconds 1`, a wait on the node rather than work on the store,
-so its wall time is shown less that second (its CPU time never counted it).
+wall, CPU and peak RSS come from GNU time. Times are medians of RUNS runs, the commands
+taking turns within each run. `doctor` also samples every core live for `--seconds 1`, a
+wait on the node rather than work on the store, so its wall time is shown less that second
+(its CPU time never counted it).
 
     python bench/query_scale.py [--hours 24] [--cpus 96] [--runs 3] [--keep DIR]
 """
@@ -126,13 +127,21 @@ def run(cmd: list[str]) -> tuple[float, float, float]:
     return float(wall), int(kb) / 1024, float(user) + float(system)
 
 
-def measure(name: str, cmd: list[str], runs: int,
-            sample_s: float = 0.0) -> tuple[str, float, float, float]:
-    """(name, median wall less `sample_s` of live sampling, peak RSS, median CPU)."""
-    run(cmd)  # not counted: writes the bytecode, as installing the package would
-    results = [run(cmd) for _ in range(runs)]
-    return (name, statistics.median(r[0] for r in results) - sample_s,
-            max(r[1] for r in results), statistics.median(r[2] for r in results))
+def measure(cmds: list[tuple[str, list[str], float]],
+            runs: int) -> list[tuple[str, float, float, float]]:
+    """Per command (name, argv, seconds of live sampling in it): the name, its median wall
+    less that sampling, its peak RSS and its median CPU. The commands take turns, run after
+    run, so a machine that speeds up or slows down (other tenants, frequency) moves every
+    command's figures alike, not the floor's alone."""
+    for _, cmd, _ in cmds:
+        run(cmd)  # not counted: writes the bytecode, as installing the package would
+    results: list[list[tuple[float, float, float]]] = [[] for _ in cmds]
+    for _ in range(runs):
+        for k, (_, cmd, _) in enumerate(cmds):
+            results[k].append(run(cmd))
+    return [(name, statistics.median(r[0] for r in res) - sample_s, max(r[1] for r in res),
+             statistics.median(r[2] for r in res))
+            for (name, _, sample_s), res in zip(cmds, results, strict=True)]
 
 
 def main() -> None:
@@ -158,15 +167,14 @@ def main() -> None:
         py = [sys.executable]
         cs = [*py, "-m", "corescope", "--store", str(store_dir)]
         w = f"{args.hours:g}h"
-        rows = [
-            measure("floor: zstd-decompress the blocks",
-                    [*py, "-c", FLOOR, str(store_dir / "corescope.db"), str(t0 - 1)], args.runs),
-            measure(f"cores --last {w} --json", [*cs, "cores", "--last", w, "--json"], args.runs),
-            measure(f"report --last {w} --json", [*cs, "report", "--last", w, "--json"],
-                    args.runs),
-            measure(f"doctor --since {w} --seconds 1 (wall less its 1 s live sample)",
-                    [*cs, "doctor", "--since", w, "--seconds", "1"], args.runs, sample_s=1.0),
-        ]
+        rows = measure([
+            ("floor: zstd-decompress the blocks",
+             [*py, "-c", FLOOR, str(store_dir / "corescope.db"), str(t0 - 1)], 0.0),
+            (f"cores --last {w} --json", [*cs, "cores", "--last", w, "--json"], 0.0),
+            (f"report --last {w} --json", [*cs, "report", "--last", w, "--json"], 0.0),
+            (f"doctor --since {w} --seconds 1 (wall less its 1 s live sample)",
+             [*cs, "doctor", "--since", w, "--seconds", "1"], 1.0),
+        ], args.runs)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     floor_s, floor_cpu = rows[0][1], rows[0][3]
