@@ -234,6 +234,12 @@ def _check_consistent(d: dict[str, Any]) -> None:
     supported = {h["name"] for h in d["hypotheses"] if h["verdict"] == "supported"}
     if supported - {"healthy"}:
         assert "healthy" not in supported, supported
+    # the chain's last step says what its evidence counted: never "0 NIC resets"
+    for link in d["chain"]:
+        if link["step"] == "reset":
+            n = link["evidence"]["resets"]["value"]
+            assert link["summary"].startswith(
+                f"{n} NIC reset" if n else "no NIC reset; "), link
 
 
 @pytest.mark.parametrize("kind,seed,extra", [

@@ -217,7 +217,13 @@ def _nic_links(inv: Investigation, cpu: int | None) -> list[Link]:
           "incidents": fact(len(mine or incs), "events", "kernel log")}
     if leads:
         ev["median_lead"] = fact(statistics.median(leads), "s", "correlation")
-    links.append(Link("reset", f"{len(resets)} NIC resets"
+    seen = mine or incs
+    # the chain's last step keeps its name (the JSON contract) but says what happened: a
+    # stall that no reset followed is not "0 NIC resets"
+    what = (f"{len(resets)} NIC reset{'s' if len(resets) != 1 else ''}" if resets else
+            f"no NIC reset; {len(seen)} NIC incident{'s' if len(seen) != 1 else ''} ("
+            + ", ".join(sorted({view.incident.event.kind for view in seen})) + ")")
+    links.append(Link("reset", what
                       + (f", {statistics.median(leads):.1f}s after the core saturated"
                          if leads else ""), ev))
     return links
