@@ -8,6 +8,7 @@ Kinds (`KIND_MODULES`, in detection order; the first module whose `sniff` claims
 | --- | --- |
 | `native` | `corescope_native`, `corescope_manifest` (a `corescope capture` bundle) |
 | `sysstat` | `mpstat_json` (sysstat 11 and 12), `sadf_json`, `sadf_csv`, `mpstat_text` |
+| `sadf_forms` | `sadf_ppc` (`sadf -p`), read into sysstat's samples |
 | `procstat_loop` | `proc_stat` (one `/proc/stat` or a `date; cat /proc/stat` loop) |
 | `interrupts_loop` | `proc_interrupts` (one `/proc/interrupts` or a dated loop) |
 | `softirqs_loop` | `softirqs_loop` (a `date; cat /proc/softirqs` loop: NET_RX/NET_TX per CPU) |
@@ -53,6 +54,7 @@ KIND_MODULES: tuple[str, ...] = (
     # before procstat_loop: schedstat's `cpuN` lines would otherwise pass for /proc/stat's
     "corescope.sources.artifacts.pressure_loops",
     "corescope.sources.artifacts.sysstat",
+    "corescope.sources.artifacts.sadf_forms",
     "corescope.sources.artifacts.census_loop",
     "corescope.sources.artifacts.softirqs_loop",
     "corescope.sources.artifacts.interrupts_loop",

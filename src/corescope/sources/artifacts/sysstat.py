@@ -218,6 +218,9 @@ class _Acc:
                                      cpus=cpus.astype(np.int64), ticks=ticks, present=present)
 
 
+# what the other sadf forms (sadf_forms: `sadf -p`, `sadf -x`) read their rows into
+PctSamples = _Acc
+
 _NO_SAMPLE = "not a per-core sample, skipped"
 
 
@@ -510,35 +513,48 @@ def _parse_mpstat_json(text: str, acc: _Acc, p: Parsed) -> None:
     acc.fill_intervals()
 
 
+def sadf_local_zone(header_tz: str) -> str | None:
+    """The zone `sadf -t` times (the recording node's local time) are read in. Its header names
+    that zone only as the standard-time abbreviation (no DST): only a zone without DST is
+    taken from it, anything else is read in this machine's zone (set TZ to the node's)."""
+    tz = header_tz.strip().upper()
+    return tz if tz in ("UTC", "GMT", "UT") else None
+
+
+def read_sadf_entry(entry: dict[str, Any], local_zone: str | None, acc: _Acc,
+                    p: Parsed) -> None:
+    """One sadf statistics entry, `{"timestamp": {date, time, utc, interval}, "cpu-load":
+    [{"cpu": id, "usr": ..., ...}]}`, as `sadf -j` prints it and `sadf -x` (sadf_forms)
+    is read into: its per-CPU percentages into `acc`."""
+    ts = entry.get("timestamp")
+    if not isinstance(ts, dict):
+        p.diag("entry without a timestamp object")
+        return
+    day = parse_day(str(ts.get("date", "")))
+    hms = parse_clock(str(ts.get("time", "")))
+    if day is None or hms is None:
+        p.diag(f"unreadable timestamp {json.dumps(ts)[:60]}")
+        return
+    utc = ts.get("utc", 1) in (1, "1", True)
+    t = zoned_epoch(*day, *hms, "UTC" if utc else local_zone)
+    try:
+        itv = float(ts.get("interval", 0))
+    except (TypeError, ValueError):
+        itv = 0.0
+    ids, rows = _rows(entry, p)
+    if t is None or not ids:
+        return
+    if not 0 < itv <= 86400:
+        p.diag(f"unreadable interval {str(ts.get('interval'))[:20]!r}: entry skipped")
+        return
+    acc.add(t, itv, ids, rows, p)
+
+
 def _parse_sadf(text: str, acc: _Acc, p: Parsed) -> None:
-    # `sadf -t` prints the recording node's local time ("utc": 0); its header names that
-    # zone, but only as the standard-time abbreviation (no DST): only a zone without DST is
-    # taken from it, anything else is read in this machine's zone (set TZ to the node's)
-    tz = str(_header(text).get("timezone", "")).upper()
-    local_zone = tz if tz in ("UTC", "GMT", "UT") else None
+    # `sadf -t` prints the recording node's local time ("utc": 0)
+    local_zone = sadf_local_zone(str(_header(text).get("timezone", "")))
     for entry in _entries(text, p):
-        ts = entry.get("timestamp")
-        if not isinstance(ts, dict):
-            p.diag("entry without a timestamp object")
-            continue
-        day = parse_day(str(ts.get("date", "")))
-        hms = parse_clock(str(ts.get("time", "")))
-        if day is None or hms is None:
-            p.diag(f"unreadable timestamp {json.dumps(ts)[:60]}")
-            continue
-        utc = ts.get("utc", 1) in (1, "1", True)
-        t = zoned_epoch(*day, *hms, "UTC" if utc else local_zone)
-        try:
-            itv = float(ts.get("interval", 0))
-        except (TypeError, ValueError):
-            itv = 0.0
-        ids, rows = _rows(entry, p)
-        if t is None or not ids:
-            continue
-        if not 0 < itv <= 86400:
-            p.diag(f"unreadable interval {ts.get('interval')!r}: entry skipped")
-            continue
-        acc.add(t, itv, ids, rows, p)
+        read_sadf_entry(entry, local_zone, acc, p)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -673,7 +689,7 @@ _CSV_CPU_HEADER = re.compile(r"^# hostname;interval;timestamp;CPU;.*%idle", re.M
 _CSV_TS = re.compile(r"^(\d{4})-(\d\d)-(\d\d) (\d\d):(\d\d):(\d\d)(?: (\S+))?$")
 
 
-def _csv_time(tok: str) -> float | None:
+def sadf_time(tok: str) -> float | None:
     if tok.isdigit() and 9 <= len(tok) <= 11:
         return float(tok)  # sadf -U
     m = _CSV_TS.match(tok)
@@ -710,7 +726,7 @@ def _parse_sadf_csv(data: bytes, acc: _Acc, p: Parsed) -> None:
             if cols is not None and line.strip():
                 bad += 1
             continue
-        t = _csv_time(f[2])
+        t = sadf_time(f[2])
         try:
             itv = float(f[1])
         except ValueError:
@@ -748,12 +764,20 @@ def parse(data: bytes, kind: str, source: str) -> Parsed:
         _parse_sadf_csv(data, acc, p)
     else:
         _parse_mpstat_json(_json_text(data, p), acc, p)
+    return finish(acc, p, data)
+
+
+def finish(acc: _Acc, p: Parsed, data: bytes) -> Parsed:
+    """The samples read into `acc` become `p.samples`; a file that gave none says why."""
     m = acc.matrix()
     if m is not None:
         p.samples = m
+    elif p.extra_records:
+        pass  # softirq rates only (`mpstat -I SCPU`): no CPU table was asked for
     elif p.diagnostics and p.diagnostics[0].message.endswith(_NO_SAMPLE):
         pass  # a report that is no sample: said so, and its per-CPU rows were there
-    elif re.search(rb'"cpu": "all"|^\S+(?: [AP]M)?\s+all\s|;-1;', data[:1 << 20], re.MULTILINE):
+    elif re.search(rb'"cpu": "all"|^\S+(?: [AP]M)?\s+all\s|;-1;|\tall\t%|<cpu number="all"',
+                   data[:1 << 20], re.MULTILINE):
         p.diag("only the all-CPU average is in it: per-core data needs `mpstat -P ALL` "
                "(or `sadf -j FILE -- -P ALL -u ALL`)")
     elif not p.diagnostics:

@@ -1,0 +1,178 @@
+"""sadf's other forms of sar's per-CPU load: `sadf -p` (sadf_ppc) read into the same samples
+`sadf -d` (sadf_csv) gives for the same sar binary."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import FIXTURES
+from corescope.sources.artifacts import sadf_forms, sysstat
+from corescope.sources.artifacts.content import module_for, sniff
+
+ART = FIXTURES / "artifacts"
+SA_BIN = ART / "sar_burn_sa.bin"  # `sar -o sa.bin -P ALL 1 5` while one CPU burned
+
+Sample = tuple[float, float, dict[int, tuple[int, ...]]]
+
+
+def _bytes(name: str) -> bytes:
+    return (ART / name).read_bytes()
+
+
+def _read(data: bytes, name: str = "t"):  # type: ignore[no-untyped-def]
+    kind = sniff(data)
+    assert kind is not None, name
+    mod = module_for(kind)
+    assert mod is not None
+    return mod.parse(data, kind, name)
+
+
+def _samples(p) -> list[Sample]:  # type: ignore[no-untyped-def]
+    return [(s.t, s.interval_s, {c: tuple(d) for c, d in s.deltas.items()}) for s in p.samples]
+
+
+# --- sadf -p ----------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("name,ref", [
+    ("sadf_p.txt", "sadf_burn_d.csv"),     # -- -P ALL -u ALL
+    ("sadf_p_u.txt", "sadf_burn_d.csv"),   # -- -P ALL -u (%user, %system; no irq/soft: all 0)
+    ("sadf_p_t.txt", "sadf_burn_d.csv"),   # -t: local time without a zone, read here in UTC
+    ("sadf_p_A.txt", "sadf_A_d.csv"),      # -- -A: only the CPU rows are per-core load
+])
+def test_sadf_ppc_equals_sadf_csv_of_the_same_binary(utc, name: str, ref: str  # type: ignore[no-untyped-def]
+                                                     ) -> None:
+    p = _read(_bytes(name), name)
+    assert p.kind == "sadf_ppc"
+    assert not p.diagnostics and not p.notes
+    r = _read(_bytes(ref), ref)
+    assert r.kind == "sadf_csv"
+    assert len(p.samples) == len(r.samples) >= 3
+    assert _samples(p) == _samples(r)
+
+
+def test_sadf_ppc_values(utc) -> None:  # type: ignore[no-untyped-def]
+    """10:27:55: cpu0 at 1.01 %usr, 1.01 %sys, 97.98 %idle; cpu1 at 100 %usr (the burner)."""
+    p = _read(_bytes("sadf_p.txt"))
+    t, itv, d = _samples(p)[1]
+    assert (t, itv) == (time.mktime((2026, 12, 1, 10, 27, 55, 0, 0, 0)), 1.0)
+    # FIELDS order: user, nice, system, idle, iowait, irq, softirq, steal, guest, guest_nice
+    assert d == {0: (1, 0, 1, 98, 0, 0, 0, 0, 0, 0), 1: (100, 0, 0, 0, 0, 0, 0, 0, 0, 0)}
+    assert p.cpus() == (0, 1)
+
+
+def test_sadf_ppc_other_activities_are_not_cpu_rows() -> None:
+    """`-- -A` prints interrupts as `IRQ cpuN value` and softnet as `cpuN total/s`: a CPU
+    in the field column or a non-percentage field is never read as CPU load."""
+    text = _bytes("sadf_p_A.txt").decode()
+    assert "\t24\tcpu0\t" in text and "\tcpu0\ttotal/s\t" in text and "\tcpu0\tMHz\t" in text
+    only = "\n".join(ln for ln in text.splitlines() if "\t%" not in ln or "\tcpu" not in ln)
+    assert sniff(only.encode()) is None  # no per-CPU %idle row: not claimed
+    p = sadf_forms.parse(only.encode(), "sadf_ppc", "t")
+    assert p.records == 0 and p.diagnostics
+
+
+def test_sadf_ppc_local_time_follows_the_zone(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`sadf -p -t` prints the node's local time without a zone: read in corescope's zone,
+    as `sadf -d -t` is (set TZ to the node's)."""
+    monkeypatch.setenv("TZ", "America/New_York")
+    time.tzset()
+    try:
+        local = _samples(_read(_bytes("sadf_p_t.txt")))
+        utc_ = _samples(_read(_bytes("sadf_p.txt")))
+    finally:
+        monkeypatch.undo()
+        time.tzset()
+    assert [s[0] - 5 * 3600 for s in local] == [s[0] for s in utc_]
+    assert [s[1:] for s in local] == [s[1:] for s in utc_]
+
+
+def test_sadf_ppc_epoch_and_content_not_name() -> None:
+    """`sadf -p -U` (epoch seconds) reads as the zoned form; the kind comes from content."""
+    lines = _bytes("sadf_p.txt").decode().splitlines()
+    epoch = "\n".join(ln.replace("2026-12-01 10:27:", "").replace(" UTC", "") for ln in lines)
+    # 10:27:54 UTC is 1796120874: rebuild the epoch column from the seconds left over
+    epoch = "\n".join(
+        "\t".join([*f[:2], str(1796120874 + int(f[2]) - 54), *f[3:]])
+        for f in (ln.split("\t") for ln in epoch.splitlines()))
+    assert sniff(epoch.encode()) == "sadf_ppc"
+    assert _samples(_read(epoch.encode())) == _samples(_read(_bytes("sadf_p.txt")))
+
+
+def test_sadf_ppc_all_cpu_only_says_what_is_missing() -> None:
+    text = "\n".join(ln for ln in _bytes("sadf_p.txt").decode().splitlines() if "\tall\t" in ln)
+    p = sadf_forms.parse(text.encode(), "sadf_ppc", "t")
+    assert p.records == 0
+    assert any("-P ALL" in d.message for d in p.diagnostics)
+
+
+@pytest.mark.parametrize("cut", [0.13, 0.5, 0.77, 0.999])
+def test_sadf_ppc_truncated(utc, cut: float) -> None:  # type: ignore[no-untyped-def]
+    """A file cut mid-record: the complete CPU rows are read, the cut one is said and
+    skipped (a CPU without its %idle must not read as a busy CPU)."""
+    data = _bytes("sadf_p.txt")
+    whole = _samples(_read(data))
+    p = sadf_forms.parse(data[: int(len(data) * cut)], "sadf_ppc", "t")
+    got = _samples(p)
+    for t, itv, d in got:
+        ref = next(r for r in whole if r[0] == t)
+        assert itv == ref[1] and all(d[c] == ref[2][c] for c in d)
+    assert p.diagnostics  # the cut row (or a half line) is named
+    assert sum(len(d) for _, _, d in got) < sum(len(d) for _, _, d in whole)
+
+
+@pytest.mark.parametrize("junk", [
+    b"vm\t1\t2026-12-01 10:27:54 UTC\tcpu0\t%idle\tx\n",
+    b"vm\tone\t2026-12-01 10:27:54 UTC\tcpu0\t%idle\t1\n",
+    b"vm\t1\tyesterday\tcpu0\t%idle\t1\n",
+    b"\x00\xff\t\t\t\n",
+    b"vm\t1\t2026-12-01 10:27:54 UTC\tcpu99999999\t%idle\t1\n",
+])
+def test_sadf_ppc_garbage_gives_a_diagnostic(junk: bytes) -> None:
+    data = _bytes("sadf_p.txt")
+    for at in (0, len(data) // 2, len(data)):
+        cut = data.rfind(b"\n", 0, at) + 1
+        p = sadf_forms.parse(data[:cut] + junk + data[cut:], "sadf_ppc", "t")
+        assert p.diagnostics
+        assert len(p.samples) >= 4
+    p = sadf_forms.parse(junk * 3, "sadf_ppc", "t")
+    assert p.records == 0 and p.diagnostics
+
+
+def test_sadf_ppc_glued_twice_reads_each_time_once(utc) -> None:  # type: ignore[no-untyped-def]
+    data = _bytes("sadf_p.txt")
+    p = sadf_forms.parse(data + data, "sadf_ppc", "t")
+    assert _samples(p) == _samples(_read(data))
+    assert any("already read" in d.message for d in p.diagnostics)
+
+
+# --- the same binary rendered every way by the installed sadf ----------------------------------
+
+def _sadf(*args: str) -> bytes:
+    return subprocess.run(["sadf", *args], capture_output=True, check=True, timeout=60,
+                          env={"LC_ALL": "C", "TZ": "UTC", "PATH": "/usr/bin:/bin"}).stdout
+
+
+@pytest.mark.skipif(shutil.which("sadf") is None, reason="sysstat's sadf is not installed")
+@pytest.mark.parametrize("opts", [("-u", "ALL"), ("-u",)])
+@pytest.mark.parametrize("form", [("-p",), ("-p", "-t"), ("-p", "-U")])
+def test_installed_sadf_forms_agree(utc, opts: tuple[str, ...], form: tuple[str, ...]  # type: ignore[no-untyped-def]
+                                    ) -> None:
+    ref = _read(_sadf("-d", str(SA_BIN), "--", "-P", "ALL", *opts))
+    assert ref.kind == "sadf_csv" and len(ref.samples) == 5
+    p = _read(_sadf(*form, str(SA_BIN), "--", "-P", "ALL", *opts))
+    assert p.kind == sadf_forms.KINDS[0] and not p.diagnostics
+    assert _samples(p) == _samples(ref)
+
+
+def test_fixtures_are_what_sadf_printed() -> None:
+    """The ppc fixture is the same binary's `sadf -p` (kept byte for byte)."""
+    if shutil.which("sadf") is None:
+        pytest.skip("sysstat's sadf is not installed")
+    assert _sadf("-p", str(SA_BIN), "--", "-P", "ALL", "-u", "ALL") == _bytes("sadf_p.txt")
+    assert Path(SA_BIN).stat().st_size < 64 * 1024
+    assert sysstat.sadf_time("2026-12-01 10:27:54 UTC") == 1796120874.0
