@@ -39,6 +39,9 @@ EXTRA_WRITERS: dict[str, str] = {
     "schedstat_loop": "corescope.ingest.write_pressure:write",
     "vmstat_loop": "corescope.ingest.write_pressure:write",
     "softirqs_loop": "corescope.ingest.write_softirqs:write",
+    # `mpstat -I SCPU` tables: NET_RX/NET_TX beside (or instead of) the CPU load
+    "mpstat_text": "corescope.ingest.write_softirqs:write",
+    "mpstat_json": "corescope.ingest.write_softirqs:write",
     "perf_script": "corescope.ingest.perf_write:write_profile",
     "folded": "corescope.ingest.perf_write:write_profile",
 }

@@ -1,7 +1,9 @@
 """sysstat's per-CPU utilisation: `mpstat -P ALL -o JSON` (sysstat 11 and 12), plain
 `mpstat -P ALL N` text (12 h and 24 h clocks, any locale's date and decimal comma, ISO with
 S_TIME_FORMAT=ISO; `mpstat -A` and sar's text too, of which only the CPU tables are read),
-and `sadf -j` or `sadf -d` of a `sar -o` file (`-- -P ALL -u` or `-u ALL`).
+and `sadf -j` or `sadf -d` of a `sar -o` file (`-- -P ALL -u` or `-u ALL`). mpstat's SCPU
+tables (`mpstat -I SCPU`, inside `-I ALL` and `-A`; JSON's "soft-interrupts") give NET_RX and
+NET_TX per CPU (`SoftirqRates`), the rows a `/proc/softirqs` loop gives, in `Parsed.extra`.
 
 Percentages back to ticks. The store keeps USER_HZ tick deltas per CPU in /proc/stat's field
 order (model.cores.FIELDS), so each CPU's interval is rebuilt as round(interval_s × 100)
@@ -30,6 +32,7 @@ from typing import Any
 
 import numpy as np
 
+from corescope.model.events import SoftirqSample
 from corescope.model.matrix import CoreMatrix
 from corescope.sources.artifacts.base import Parsed
 from corescope.sources.artifacts.dates import (
@@ -64,8 +67,8 @@ def sniff(head: str) -> str | None:
         return "sadf_csv"
     first = s.split("\n", 1)[0]
     if re.match(r"^Linux \S+ \(\S*\)\s", first) and re.search(
-            r"^\S+(?: [AP]M)?(?: [A-Z]{2,5})?\s+CPU(?:\s+(?:CORE|SOCK|NODE))*\s+%", head,
-            re.MULTILINE):  # `mpstat -T` puts the topology columns after CPU
+            r"^\S+(?: [AP]M)?(?: [A-Z]{2,5})?\s+CPU(?:(?:\s+(?:CORE|SOCK|NODE))*\s+%|\s+HI/s\s)",
+            head, re.MULTILINE):  # `mpstat -T` puts the topology columns after CPU; -I SCPU
         return "mpstat_text"
     return None
 
@@ -109,6 +112,20 @@ def ticks_from_pct(pct: dict[str, float], interval_s: float) -> tuple[int, ...] 
 
 _OFFLINE_NOTE = ("CPU rows of all zeros (how sysstat prints an offline CPU) read as that CPU "
                  "being offline at that time")
+
+
+def json_intervals(times: list[float]) -> list[float]:
+    """mpstat JSON states no interval: each is the step from the entry before (the first,
+    and any gap over 4x the usual step, take the usual step)."""
+    t = np.array(times)
+    steps = np.diff(t)
+    pos = steps[steps > 0]
+    step = float(np.median(pos)) if pos.size else 1.0
+    iv = np.full(len(t), step)
+    if len(t) > 1:
+        ok = (steps > 0) & (steps <= 4 * step)
+        iv[1:][ok] = steps[ok]
+    return [float(x) for x in iv]
 
 
 class _Acc:
@@ -173,17 +190,7 @@ class _Acc:
         return True
 
     def fill_intervals(self) -> None:
-        """mpstat JSON states no interval: each is the step from the entry before (the first,
-        and any gap over 4x the usual step, take the usual step)."""
-        t = np.array(self.t)
-        steps = np.diff(t)
-        pos = steps[steps > 0]
-        step = float(np.median(pos)) if pos.size else 1.0
-        iv = np.full(len(t), step)
-        if len(t) > 1:
-            ok = (steps > 0) & (steps <= 4 * step)
-            iv[1:][ok] = steps[ok]
-        self.iv = iv.tolist()
+        self.iv = json_intervals(self.t)
 
     def matrix(self) -> CoreMatrix | None:
         if not self.t:
@@ -488,7 +495,11 @@ def _parse_mpstat_json(text: str, acc: _Acc, p: Parsed) -> None:
         p.diag(f"no readable \"date\" in the header ({str(host.get('date'))[:20]!r}): "
                "samples cannot be placed in time")
         return
-    if not _fast_mpstat(text, _Day(day), acc, p):
+    soft: list[tuple[float, Any]] = []
+    # the fast path knows only CPU load: softirq rates (`-I SCPU`, `-A`: in every entry, so
+    # in the first MiB) go the careful way
+    if (text.find('"soft-interrupts"', 0, 1 << 20) >= 0
+            or not _fast_mpstat(text, _Day(day), acc, p)):
         clock = _Day(day)
         for entry in _entries(text, p):
             ts = entry.get("timestamp")
@@ -500,6 +511,11 @@ def _parse_mpstat_json(text: str, acc: _Acc, p: Parsed) -> None:
             ids, rows = _rows(entry, p)
             if t is not None and ids:
                 acc.add(t, float("nan"), ids, rows, p)
+            if t is not None and "soft-interrupts" in entry:
+                soft.append((t, entry["soft-interrupts"]))
+    rates = SoftirqRates()
+    json_softirqs(soft, rates)
+    rates.done(p)
     if len(acc.t) == 1:
         # mpstat's JSON states no interval: a lone entry is `mpstat -o JSON` without one
         # (the averages since boot, stamped now) or one report of any length (`5 1`); its
@@ -593,6 +609,106 @@ def _num(tok: str) -> float:
         return float("nan")
 
 
+# ---------------------------------------------------------------------------------------------
+# softirqs per second (`mpstat -I SCPU`, the SCPU table of `-I ALL` and `-A`, JSON's
+# "soft-interrupts"): NET_RX and NET_TX per CPU, a rate × the interval being the count the
+# /proc/softirqs loop gives (what `record` keeps and the investigation reads)
+
+_SINCE_BOOT_SOFT = ("one softirq report without an interval to read its rates over (the rates "
+                    "since boot: `mpstat -I SCPU` without an interval, or one JSON entry; "
+                    "`mpstat -I SCPU -P ALL 1 N` gives per-second rates): ")
+
+
+class SoftirqRates:
+    """NET_RX/NET_TX rates as they are read, by time; `done` turns them into SoftirqSample
+    rows in `p.extra` (written by ingest.write_softirqs, as a softirqs loop is)."""
+
+    def __init__(self) -> None:
+        # time → (interval, NET_RX per CPU, NET_TX per CPU), counts already
+        self.by_t: dict[float, tuple[float, dict[int, int], dict[int, int]]] = {}
+        self.since_boot = False
+        self.bad = 0
+
+    def add(self, t: float, itv: float, cpu: int, rx: float, tx: float) -> None:
+        if not 0 < itv <= 86400:
+            self.since_boot |= itv == 0
+            return
+        if not all(math.isfinite(v) and 0 <= v < 1e12 for v in (rx, tx)):
+            self.bad += 1
+            return
+        entry = self.by_t.setdefault(t, (itv, {}, {}))
+        # the first kept (files glued together repeat a time)
+        entry[1].setdefault(cpu, round(rx * entry[0]))
+        entry[2].setdefault(cpu, round(tx * entry[0]))
+
+    def done(self, p: Parsed) -> None:
+        if self.bad:
+            p.diag(f"{self.bad} softirq rows with unreadable NET_RX/NET_TX rates skipped")
+        if self.since_boot and not self.by_t:
+            p.diag(_SINCE_BOOT_SOFT + _NO_SAMPLE)
+        if not self.by_t:
+            return
+        rows = [SoftirqSample(t, itv, rx, tx) for t, (itv, rx, tx) in sorted(self.by_t.items())]
+        p.extra = rows
+        p.extra_records = len(rows)
+        p.extra_span = (min(r.t - r.interval_s for r in rows), rows[-1].t)
+        p.extra_cpus = tuple(sorted({c for r in rows for c in r.net_rx}))
+
+
+class _SoftTable:
+    """One SCPU table of mpstat text: its header's time of day and the NET_RX/NET_TX columns.
+    The header prints the interval's start, its rows the end: their difference is the
+    interval (taken on the time of day, so the header does not step the date clock back)."""
+
+    def __init__(self, start: tuple[int, int, int], ntime: int, names: list[str]) -> None:
+        self.start = start[0] * 3600 + start[1] * 60 + start[2]
+        self.ntime = ntime
+        self.width = ntime + 1 + len(names)
+        self.rx = names.index("NET_RX/s")
+        self.tx = names.index("NET_TX/s") if "NET_TX/s" in names else -1
+
+    def row(self, toks: list[str], clock: _Day, out: SoftirqRates, lineno: int,
+            p: Parsed) -> None:
+        if len(toks) != self.width:
+            return
+        got = _split_time(toks, self.ntime)
+        cpu = _cpu_id(toks[self.ntime])
+        if got is None or cpu is None:
+            return  # Average lines; an "all" row
+        t = clock.epoch(got[0], p)
+        if t is None:
+            return
+        h, m, sec = got[0]
+        itv = float((h * 3600 + m * 60 + sec - self.start) % 86400)
+        vals = toks[self.ntime + 1:]
+        out.add(t, itv, cpu, _num(vals[self.rx]), _num(vals[self.tx]) if self.tx >= 0 else 0.0)
+
+
+def json_softirqs(entries: list[tuple[float, Any]], out: SoftirqRates) -> None:
+    """JSON's "soft-interrupts" lists, `[{"cpu": "0", "intr": [{"name": "NET_RX", "value":
+    57588.00}, ...]}]`, one per entry time. mpstat's JSON states no interval: each is the step
+    from the entry before (the first takes the usual step), as for its CPU load; one entry
+    has none."""
+    if not entries:
+        return
+    times = [t for t, _ in entries]
+    ivs = json_intervals(times) if len(times) > 1 else [0.0]
+    for (t, soft), itv in zip(entries, ivs, strict=True):
+        if not isinstance(soft, list):
+            continue
+        for r in soft:
+            cpu = _cpu_id(r.get("cpu")) if isinstance(r, dict) else None
+            intr = r.get("intr") if isinstance(r, dict) else None
+            if cpu is None or not isinstance(intr, list):
+                continue
+            rate = {i.get("name"): i.get("value") for i in intr if isinstance(i, dict)}
+            if "NET_RX" not in rate:
+                continue
+            rx, tx = (_num(str(v)) if isinstance(v, int | float) and not isinstance(v, bool)
+                      else float("nan") for v in (rate.get("NET_RX"), rate.get("NET_TX", 0.0)))
+            out.add(t, itv, cpu, rx, tx)
+
+
 def _parse_mpstat_text(data: bytes, acc: _Acc, p: Parsed) -> None:
     lines = data.decode("utf-8", errors="replace").splitlines()
     day = None
@@ -612,6 +728,8 @@ def _parse_mpstat_text(data: bytes, acc: _Acc, p: Parsed) -> None:
     ids: list[int] = []
     rows: list[list[float]] = []
     last_itv = 1.0
+    soft: _SoftTable | None = None  # in an SCPU table
+    softirqs = SoftirqRates()
 
     def flush() -> None:
         nonlocal ids, rows, last_itv
@@ -642,6 +760,12 @@ def _parse_mpstat_text(data: bytes, acc: _Acc, p: Parsed) -> None:
             i = toks.index(label)
             got = _split_time(toks, i)
             names = [_ALIAS.get(c) for c in toks[i + 1:]]
+            soft = None
+            if label == "CPU" and got is not None and "NET_RX/s" in toks[i + 1:]:
+                # `mpstat -I SCPU` (and -I ALL, -A): softirqs per second on each CPU
+                if clock is None:
+                    clock = _Day(day, got[1] if got[1] in ZONES else None)
+                soft = _SoftTable(got[0], i, toks[i + 1:])
             if label != "CPU" or got is None or "idle" not in names:
                 cols = None
                 continue
@@ -651,6 +775,9 @@ def _parse_mpstat_text(data: bytes, acc: _Acc, p: Parsed) -> None:
             header_t = clock.epoch(hms, p)
             cols = [_M[n] if n else -1 for n in names]
             ntime = i
+            continue
+        if soft is not None and clock is not None:
+            soft.row(toks, clock, softirqs, lineno, p)
             continue
         if cols is None or clock is None or len(toks) != ntime + 1 + len(cols):
             continue
@@ -677,6 +804,7 @@ def _parse_mpstat_text(data: bytes, acc: _Acc, p: Parsed) -> None:
         ids.append(cpu)
         rows.append(vals)
     flush()
+    softirqs.done(p)
 
 
 # ---------------------------------------------------------------------------------------------
