@@ -40,6 +40,15 @@ EXPECTED = {
     "dmesg_iso.txt": "kernel_log",
     "dmesg_notime.txt": None,  # no timestamps: cannot be placed, not claimed
     "sar_sa.bin": None,  # sar's binary data file: read it with sadf -j
+    "sar_burn_sa.bin": None,
+    "sadf_p.txt": "sadf_ppc",
+    "sadf_p_u.txt": "sadf_ppc",
+    "sadf_p_t.txt": "sadf_ppc",
+    "sadf_p_A.txt": "sadf_ppc",
+    "sadf_x.xml": "sadf_xml",
+    "sadf_x_tu.xml": "sadf_xml",
+    "mpstat_I_SCPU.txt": "mpstat_text",
+    "mpstat_I_SCPU.json": "mpstat_json",
 }
 
 OTHER = {
@@ -80,7 +89,8 @@ def test_folded_stacks() -> None:
 def test_every_kind_has_one_parser() -> None:
     kinds = ("mpstat_json", "sadf_json", "mpstat_text", "proc_stat", "proc_interrupts",
              "census_loop", "proc_cgroups", "systemctl_show", "journal_json", "crictl_json",
-             "crictl_table", "docker_ps", "docker_inspect", "perf_script", "folded", "kernel_log")
+             "crictl_table", "docker_ps", "docker_inspect", "perf_script", "folded", "kernel_log",
+             "sadf_csv", "sadf_ppc", "sadf_xml")
     for k in kinds:
         assert module_for(k) is not None, k
     assert len(KIND_MODULES) == len(set(KIND_MODULES))

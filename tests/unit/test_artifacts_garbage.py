@@ -16,6 +16,8 @@ SAMPLES = {
     "mpstat_json": ART / "mpstat12.json",
     "sadf_json": ART / "sadf.json",
     "mpstat_text": ART / "mpstat_12h.txt",
+    "sadf_ppc": ART / "sadf_p.txt",
+    "sadf_xml": ART / "sadf_x.xml",
     "proc_stat": ART / "procstat_loop_date.txt",
     "proc_interrupts": ART / "interrupts_loop.txt",
     "softirqs_loop": ART / "softirqs_loop.txt",

