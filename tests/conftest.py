@@ -22,6 +22,18 @@ SRC = REPO / "src"
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 
 
+def parse_artifact(data: bytes, name: str = "t") -> Any:
+    """A saved artifact parsed as `analyze` reads it: its kind told from its content, then
+    that kind's parser (the result is the parser's `Parsed`)."""
+    from corescope.sources.artifacts.content import module_for, sniff
+
+    kind = sniff(data)
+    assert kind is not None, name
+    mod = module_for(kind)
+    assert mod is not None
+    return mod.parse(data, kind, name)
+
+
 def cli_env(**extra: str) -> dict[str, str]:
     env = dict(os.environ)
     env["PYTHONPATH"] = str(SRC) + os.pathsep + env.get("PYTHONPATH", "")

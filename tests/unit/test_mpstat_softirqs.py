@@ -8,11 +8,11 @@ import time
 
 import pytest
 
-from conftest import FIXTURES
+from conftest import FIXTURES, parse_artifact
 from corescope.ingest import import_paths
 from corescope.model.events import SoftirqSample
 from corescope.sources.artifacts import sysstat
-from corescope.sources.artifacts.content import module_for, sniff
+from corescope.sources.artifacts.content import sniff
 from corescope.store import events as store_events
 from corescope.store.db import Store
 
@@ -23,12 +23,7 @@ def _bytes(name: str) -> bytes:
     return (ART / name).read_bytes()
 
 
-def _read(data: bytes, name: str = "t"):  # type: ignore[no-untyped-def]
-    kind = sniff(data)
-    assert kind is not None, name
-    mod = module_for(kind)
-    assert mod is not None
-    return mod.parse(data, kind, name)
+_read = parse_artifact
 
 
 def _soft(p) -> list[SoftirqSample]:  # type: ignore[no-untyped-def]

@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from conftest import FIXTURES
+from conftest import FIXTURES, parse_artifact
 from corescope.sources.artifacts import sadf_forms, sysstat
-from corescope.sources.artifacts.content import module_for, sniff
+from corescope.sources.artifacts.content import sniff
 
 ART = FIXTURES / "artifacts"
 SA_BIN = ART / "sar_burn_sa.bin"  # `sar -o sa.bin -P ALL 1 5` while one CPU burned
@@ -26,12 +26,7 @@ def _bytes(name: str) -> bytes:
     return (ART / name).read_bytes()
 
 
-def _read(data: bytes, name: str = "t"):  # type: ignore[no-untyped-def]
-    kind = sniff(data)
-    assert kind is not None, name
-    mod = module_for(kind)
-    assert mod is not None
-    return mod.parse(data, kind, name)
+_read = parse_artifact
 
 
 def _samples(p) -> list[Sample]:  # type: ignore[no-untyped-def]
