@@ -180,3 +180,29 @@ def test_import_writes_what_the_softirq_loop_writes(tmp_path, utc) -> None:  # t
     assert (f.kind, f.status, f.records, f.cpus) == ("mpstat_text", "imported", 4, (0, 1))
     assert [(t, itv, rx) for t, itv, rx, _ in rows] == [
         (_at("10:28:38"), 1.0, {0: 34257, 1: 20792}), (_at("10:28:39"), 1.0, {0: 37200, 1: 16800})]
+
+
+@pytest.mark.parametrize("order", [("loop", "mpstat"), ("mpstat", "loop")])
+def test_a_softirq_loop_and_mpstat_of_the_same_seconds_count_once(  # type: ignore[no-untyped-def]
+        tmp_path, utc, order: tuple[str, str]) -> None:
+    """Both saved over the same seconds (fixtures captured side by side under loopback UDP
+    traffic): the exact /proc/softirqs counters are kept, whichever file comes first, and
+    mpstat's readings of those seconds are dropped and said, not added on top."""
+    names = {"loop": "overlap_softirqs_loop.txt", "mpstat": "overlap_mpstat_scpu.txt"}
+    (tmp_path / "in").mkdir()
+    for k, which in enumerate(order):  # files are read in name order
+        (tmp_path / "in" / f"{k}.log").write_bytes(_bytes(names[which]))
+    with Store.open(tmp_path / "s") as store:
+        rep = import_paths([tmp_path / "in"], store)
+        rows = store_events.read_softirqs(store, 0, 2e9)
+    by = {f.kind: f for f in rep.files}
+    loop = _soft(_read(_bytes(names["loop"])))
+    assert [(t, itv, rx) for t, itv, rx, _ in rows] == [
+        (r.t, r.interval_s, dict(r.net_rx)) for r in loop]
+    assert by["softirqs_loop"].records == len(loop)
+    assert by["mpstat_text"].records == 0
+    assert "overlap those of another source" in (by["mpstat_text"].reason or "")
+    # alone, the mpstat file gives the same seconds' counts (within mpstat's rounding)
+    alone = _soft(_read(_bytes(names["mpstat"])))
+    assert len(alone) >= 5
+    assert all(loop[0].t - loop[0].interval_s <= r.t <= loop[-1].t + 1 for r in alone)

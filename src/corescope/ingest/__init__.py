@@ -34,10 +34,13 @@ from corescope.timeparse import iso
 
 __all__ = ["FileReport", "IngestReport", "Limits", "import_paths"]
 
-# Which per-core source wins where two cover the same seconds: exact counters first.
-# A capture bundle's exact files go first of all, so its human-readable copies are duplicates.
-_SAMPLE_PRIORITY = {"corescope_native": -1, "proc_stat": 0, "sadf_json": 1, "sadf_csv": 1,
-                    "sadf_ppc": 1, "sadf_xml": 1, "mpstat_json": 2, "mpstat_text": 3}
+# Which source wins where two cover the same seconds: exact counters first (per-core load:
+# /proc/stat before sysstat's percentages; softirqs: a /proc/softirqs loop before mpstat's
+# SCPU rates). A capture bundle's exact files go first of all, so its human-readable copies
+# are duplicates.
+_SAMPLE_PRIORITY = {"corescope_native": -1, "proc_stat": 0, "softirqs_loop": 0,
+                    "sadf_json": 1, "sadf_csv": 1, "sadf_ppc": 1, "sadf_xml": 1,
+                    "mpstat_json": 2, "mpstat_text": 3}
 # Boot-time anchors closer than this agree (btime and dmesg -T are whole seconds).
 _AGREE_S = 2.0
 

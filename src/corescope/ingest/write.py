@@ -54,6 +54,8 @@ class WriteContext:
     undated_t: float  # where snapshots without a time of their own are placed
     # (start, end) of core samples already written, to keep one sample source per stretch
     covered: list[tuple[float, float]] = field(default_factory=list)
+    # the same for softirq readings (a /proc/softirqs loop and mpstat's SCPU tables)
+    softirqs_covered: list[tuple[float, float]] = field(default_factory=list)
     # kernel messages already written (message -> times), to drop twin logs' duplicates
     seen_kernel: dict[str, list[float]] = field(default_factory=dict)
     # only worth remembering when more than one file holds kernel records
@@ -73,15 +75,21 @@ def _span(times: list[float]) -> tuple[float, float] | None:
     return (min(times), max(times)) if times else None
 
 
+def overlapping(t: np.ndarray, interval_s: np.ndarray,
+                covered: list[tuple[float, float]]) -> np.ndarray:
+    """Which intervals (t - interval_s, t] overlap a stretch an earlier source covered."""
+    hit = np.zeros(len(t), bool)
+    start = t - interval_s
+    for a, b in covered:
+        hit |= ((t >= a - 1e-6) & (t <= b + 1e-6)) | ((start + 1e-6 > a) & (start + 1e-6 < b))
+    return hit
+
+
 def write_samples(p: Parsed, store: Store, ctx: WriteContext) -> Written:
     m = p.samples if isinstance(p.samples, CoreMatrix) else CoreMatrix.from_samples(p.samples)
     # one per-core source per stretch of time: a sample overlapping what an earlier (more
     # exact) source covered is dropped
-    keep = np.ones(len(m), bool)
-    start = m.t - m.interval_s
-    for a, b in ctx.covered:
-        keep &= ~(((m.t >= a - 1e-6) & (m.t <= b + 1e-6)) | ((start + 1e-6 > a) &
-                                                             (start + 1e-6 < b)))
+    keep = ~overlapping(m.t, m.interval_s, ctx.covered)
     dropped = int((~keep).sum())
     m = m.rows(keep)
     notes = []
