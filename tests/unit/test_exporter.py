@@ -7,6 +7,7 @@ from __future__ import annotations
 import http.client
 import re
 import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -108,20 +109,23 @@ def test_plain_record_never_loads_the_exporter(tmp_path) -> None:
 
 
 def test_record_listen_serves_and_warns_off_loopback(tmp_path) -> None:
-    proc = popen_cli("record", "--store", str(tmp_path / "s"), "--duration", "6s",
+    # a long duration, stopped by SIGTERM once scraped: a short one could end the recorder
+    # (and its listener) while a slow, loaded machine was still polling for the first sample
+    proc = popen_cli("record", "--store", str(tmp_path / "s"), "--duration", "120s",
                      "--no-profile", "--no-census", "--no-kmsg", "--no-netdev",
                      "--listen", "0.0.0.0:0")
     try:
         line = proc.stderr.readline() + proc.stderr.readline()
         assert "is not loopback" in line
         port = int(re.search(r"metrics on http://[^ ]+:(\d+)/metrics", line).group(1))
-        deadline = time.monotonic() + 20
+        deadline = time.monotonic() + 60
         text = ""
         while time.monotonic() < deadline and 'mode="kernel"' not in text:
             time.sleep(0.5)
             text = _scrape(port)
         assert 'corescope_cpu_mode_ratio_max{cpu="0",mode="kernel"}' in text
     finally:
+        proc.send_signal(signal.SIGTERM)
         proc.wait(timeout=30)
     assert proc.returncode == 0
 
