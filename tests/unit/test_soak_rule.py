@@ -23,12 +23,21 @@ def _soak():
 soak = _soak()
 
 
-def _rows(store_mb: list[float], rss_mb: float = 45.0, fds: int = 16) -> list[dict]:
-    """One row a minute from minute 1; the store's figures start at minute 17 (retention + 2)."""
-    rows = [{"minute": float(m), "rss_kb": int(rss_mb * 1024), "fds": fds,
-             "store_bytes": int(8e6)} for m in range(1, 17)]
-    rows += [{"minute": float(17 + i), "rss_kb": int(rss_mb * 1024), "fds": fds,
-              "store_bytes": int(mb * 1e6)} for i, mb in enumerate(store_mb)]
+def _rows(db_mb: list[float], rss_mb: float = 45.0, fds: int = 16,
+          chunks: list[int] | None = None, ring_mb: list[float] | None = None) -> list[dict]:
+    """One row a minute from minute 1; the store's figures start at minute 17 (retention + 2).
+    The ring holds 8 chunks of 0.25 MB unless told otherwise."""
+    chunks = chunks or [8] * len(db_mb)
+    ring_mb = ring_mb or [2.0] * len(db_mb)
+
+    def row(minute: float, db: float, n: int, ring: float) -> dict:
+        return {"minute": minute, "rss_kb": int(rss_mb * 1024), "fds": fds,
+                "db_bytes": int(db * 1e6), "ring_chunks": n, "ring_bytes": int(ring * 1e6),
+                "store_bytes": int((db + ring) * 1e6)}
+
+    rows = [row(float(m), 8.0, 8, 2.0) for m in range(1, 17)]
+    rows += [row(float(17 + i), mb, n, r)
+             for i, (mb, n, r) in enumerate(zip(db_mb, chunks, ring_mb, strict=True))]
     return rows
 
 
@@ -48,7 +57,17 @@ def test_one_high_minute_does_not_decide():
 def test_a_steady_growth_is_over_budget():
     growing = [8.0 + 0.15 * i for i in range(44)]  # 8 → 14.5 MB: +~60 % third to third
     problems = soak._flat(_rows(growing), 5, 15)
-    assert len(problems) == 1 and problems[0].startswith("store bytes grew")
+    assert len(problems) == 1 and problems[0].startswith("database bytes grew")
+
+
+def test_ring_chunks_growing_in_number_are_over_budget_and_in_size_are_not():
+    # chunk bytes follow the load (busier CPUs, more varied stacks): shown, not budgeted
+    heavier = [2.0 + 0.2 * i for i in range(44)]
+    assert soak._flat(_rows([1.0] * 44, ring_mb=heavier), 5, 15) == []
+    # retention not dropping old chunks: their number grows
+    more = [8 + i // 4 for i in range(44)]
+    problems = soak._flat(_rows([1.0] * 44, chunks=more), 5, 15)
+    assert len(problems) == 1 and problems[0].startswith("closed ring chunks grew")
 
 
 def test_rss_and_fd_trends_are_over_budget_and_spikes_are_not():
