@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
@@ -111,46 +112,73 @@ def sniff(head: str) -> str | None:
         return None
     try:
         h = json.loads(first)
-    except ValueError:
+    except (ValueError, RecursionError):  # nesting deeper than the decoder's stack
         return None
     kind = h.get("corescope") if isinstance(h, dict) else None
     return kind if kind in KINDS else None
 
 
 def _num(v: Any) -> float:
-    if isinstance(v, bool) or not isinstance(v, int | float) or v != v or abs(v) > 1e11:
+    # a wall-clock time: epoch seconds, never before 1970 (nor past ~5138)
+    if isinstance(v, bool) or not isinstance(v, int | float) or not 0 <= v <= 1e11:
         raise ValueError(f"not a time: {v!r}")
     return float(v)
 
 
+def _count(v: Any, what: str, top: int = 2**63 - 1) -> int:
+    """A non-negative whole number (a CPU, a tick count, an IRQ): a float, a string or a
+    negative number in its place is a tampered or corrupt record, not a value to convert."""
+    if isinstance(v, bool) or not isinstance(v, int) or not 0 <= v <= top:
+        raise ValueError(f"{what}: {v!r} is not a count")
+    return v
+
+
+def _opt_count(r: dict[str, Any], key: str, top: int = 2**63 - 1) -> int | None:
+    v = r.get(key)
+    return None if v is None else _count(v, key, top)
+
+
+def _opt_str(r: dict[str, Any], key: str) -> str | None:
+    v = r.get(key)
+    return None if v is None else str(v)
+
+
 def _core(r: dict[str, Any]) -> CoreSample:
-    cpus = [int(c) for c in r["cpus"]]
-    ticks = [tuple(int(x) for x in row) for row in r["ticks"]]
-    if len(cpus) != len(ticks) or any(len(t) != len(FIELDS) or min(t, default=0) < 0
-                                      for t in ticks):
+    cpus = [_count(c, "cpu") for c in r["cpus"]]
+    ticks = [tuple(_count(x, "ticks") for x in row) for row in r["ticks"]]
+    if len(cpus) != len(ticks) or any(len(t) != len(FIELDS) for t in ticks):
         raise ValueError("cpus and ticks do not match")
-    return CoreSample(t=_num(r["t"]), interval_s=_num(r["interval_s"]),
+    interval = _num(r["interval_s"])
+    if interval <= 0:
+        raise ValueError(f"not an interval: {interval!r}")
+    return CoreSample(t=_num(r["t"]), interval_s=interval,
                       deltas=dict(zip(cpus, ticks, strict=True)))
 
 
 def _event(r: dict[str, Any]) -> KernelEvent:
     return KernelEvent(time=_num(r["time"]), kind=str(r["kind"]), raw=str(r.get("raw", "")),
-                       driver=r.get("driver"), device=r.get("device"),
+                       driver=_opt_str(r, "driver"), device=_opt_str(r, "device"),
                        fields=dict(r.get("fields") or {}), lab=bool(r.get("lab")),
-                       mono_usec=r.get("mono_usec"), seq=r.get("seq"), level=r.get("level"),
+                       mono_usec=_opt_count(r, "mono_usec"), seq=_opt_count(r, "seq"),
+                       level=_opt_count(r, "level", 7),
                        source=str(r.get("source") or "kmsg"),
                        id=r["id"] if isinstance(r.get("id"), int) else None)
 
 
-def _queue(q: dict[str, Any]) -> QueueIrq:
-    return QueueIrq(iface=q.get("iface"), queue=q.get("queue"), irq=int(q["irq"]),
-                    name=str(q["name"]), direction=str(q["direction"]),
-                    cpus=tuple(int(c) for c in q["cpus"]), basis=str(q.get("basis", "")))
+def _queue(q: Any) -> QueueIrq:
+    if not isinstance(q, dict):
+        raise ValueError(f"not a queue: {q!r}")
+    return QueueIrq(iface=_opt_str(q, "iface"), queue=_opt_count(q, "queue"),
+                    irq=_count(q["irq"], "irq"), name=str(q["name"]),
+                    direction=str(q["direction"]),
+                    cpus=tuple(_count(c, "cpu") for c in q["cpus"]),
+                    basis=str(q.get("basis", "")))
 
 
-def _typed(cls: type, r: dict[str, Any]) -> Any:
+def _typed(cls: type, r: dict[str, Any], signed: bool = False) -> Any:
     """cls(**r), refusing values whose type does not match the field's annotation, so a
-    tampered file cannot smuggle a string into arithmetic later."""
+    tampered file cannot smuggle a string into arithmetic later; numbers are finite, and
+    not negative unless `signed` (counts, times and durations never are)."""
     obj = cls(**r)
     for f in dataclasses.fields(obj):
         v, ann = getattr(obj, f.name), str(f.type)
@@ -161,7 +189,8 @@ def _typed(cls: type, r: dict[str, Any]) -> Any:
               isinstance(v, dict) if ann.startswith("dict") else
               isinstance(v, int | float) and not isinstance(v, bool)
               if ann.startswith(("int", "float")) else True)
-        if not ok or (isinstance(v, float) and v != v):
+        if not ok or (isinstance(v, float) and not math.isfinite(v)) or (
+                not signed and isinstance(v, int | float) and v < 0):
             raise ValueError(f"{f.name}: {v!r} is not {ann}")
     return obj
 
@@ -177,7 +206,7 @@ def _add(n: Native, kind: str, r: dict[str, Any]) -> None:
         n.churn.append(_typed(ChurnCount, {**r, "t": _num(r["t"])}))
     elif kind == "locations":
         t = _num(r.pop("t"))
-        n.locations.append((t, _typed(Location, r)))
+        n.locations.append((t, _typed(Location, r, signed=True)))  # own excess may be < 0
     elif kind == "stat_costs":
         n.stat_costs.append(_typed(StatReadCost, {**r, "t": _num(r["t"])}))
     elif kind == "restarts":
@@ -185,7 +214,7 @@ def _add(n: Native, kind: str, r: dict[str, Any]) -> None:
     elif kind == "irq_maps":
         n.irq_maps.append((_num(r["t"]), [_queue(q) for q in r["map"]]))
     elif kind == "losses":
-        n.losses.append((_num(r["t"]), int(r["lost"])))
+        n.losses.append((_num(r["t"]), _count(r["lost"], "lost")))
 
 
 def parse(text: str, source: str, into: Native | None = None) -> Native:
@@ -204,7 +233,7 @@ def parse(text: str, source: str, into: Native | None = None) -> Native:
             if not isinstance(r, dict):
                 raise ValueError("not an object")
             _add(n, kind, r)
-        except (ValueError, TypeError, KeyError) as exc:
+        except (ValueError, TypeError, KeyError, RecursionError) as exc:
             if len(n.diagnostics) < MAX_DIAGNOSTICS:
                 n.diagnostics.append(Diagnostic(source, f"bad {kind} record: {exc}", i))
     return n

@@ -60,7 +60,7 @@ def _manifest(text: str, p: Parsed) -> Parsed:
         w = doc.get("window") if isinstance(doc, dict) else None
         if isinstance(w, dict):
             m.window = (float(w["start"]), float(w["end"]))
-    except (ValueError, TypeError, KeyError) as exc:
+    except (ValueError, TypeError, KeyError, RecursionError) as exc:
         p.diag(f"unreadable manifest: {exc}")
     p.extra = m
     p.undated = True

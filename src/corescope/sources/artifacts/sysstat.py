@@ -248,10 +248,13 @@ def averages(ids: Sequence[int], rows: Sequence[Sequence[float]] | np.ndarray,
     return shown + more
 
 
+_MAX_CPUS = 65536  # CPU ids at or past this are garbage, not a CPU
+
+
 def _cpu_id(v: Any) -> int | None:
-    if isinstance(v, int) and not isinstance(v, bool) and 0 <= v < 65536:
+    if isinstance(v, int) and not isinstance(v, bool) and 0 <= v < _MAX_CPUS:
         return v
-    if isinstance(v, str) and v.isdigit() and len(v) < 6:
+    if isinstance(v, str) and v.isdigit() and len(v) < 6 and int(v) < _MAX_CPUS:
         return int(v)
     return None  # "all", a NUMA node, garbage
 
@@ -363,7 +366,7 @@ def _rows(entry: dict[str, Any], p: Parsed) -> tuple[list[int], list[list[float]
                 continue
             try:
                 vals[i] = float(v) if not isinstance(v, bool) else float("nan")
-            except (TypeError, ValueError):
+            except (TypeError, ValueError, OverflowError):  # 1e400 as an int: no float
                 vals[i] = float("nan")
         ids.append(cpu)
         out.append(vals)
@@ -434,6 +437,9 @@ def _fast_mpstat(text: str, clock: _Day, acc: _Acc, p: Parsed) -> bool:
         del p.diagnostics[base:]  # a token the regex let through that is no number ("1.2.3")
         return False
     a = numbers.array().reshape(-1, 11)
+    if len(a) and a[:, 0].max() >= _MAX_CPUS:
+        del p.diagnostics[base:]  # a CPU id no kernel has: the careful path says which
+        return False
     k_of = np.array(sizes, np.int64)
     if not acc.add_uniform(times, a, k_of):
         # entry by entry, its notes in file order among those the loop above made
