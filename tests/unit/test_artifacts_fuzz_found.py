@@ -3,9 +3,12 @@ minimized: each must give a diagnostic, never a traceback or an invented value."
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from conftest import FIXTURES
+from corescope.sources.artifacts import sysstat
 from corescope.sources.artifacts.base import Parsed
 from corescope.sources.artifacts.content import module_for
 
@@ -70,3 +73,77 @@ def test_mpstat_json_cpu_id_no_kernel_has() -> None:
         p = _parse("mpstat_json", text.replace('"cpu": "1"', f'"cpu": "{bad}"', 1))
         assert min(p.cpus()) >= 0 and max(p.cpus()) < 65536
         assert f"unreadable cpu id {bad[:20]!r}" in [d.message for d in p.diagnostics]
+
+
+@pytest.mark.parametrize("kind", ["journal_json", "journal_export"])
+@pytest.mark.parametrize(("field", "value"), [
+    ("__REALTIME_TIMESTAMP", "-7"), ("__REALTIME_TIMESTAMP", "1" + "0" * 30),
+    ("_SOURCE_MONOTONIC_TIMESTAMP", "-1"), ("PRIORITY", "4294967296"), ("PRIORITY", "-7")])
+def test_journal_values_no_journal_writes_are_missing(kind: str, field: str,
+                                                      value: str) -> None:
+    entry = {"MESSAGE": "eth0: link down", "_TRANSPORT": "kernel", field: value}
+    text = (json.dumps(entry) if kind == "journal_json"
+            else "__CURSOR=s=1\n" + "".join(f"{k}={v}\n" for k, v in entry.items()))
+    p = _parse(kind, text)
+    [r] = p.kernel
+    assert r.wall is None and r.usec is None and r.level is None
+    assert p.span() is None
+
+
+@pytest.mark.parametrize("realtime", [10**30, 10**400])
+def test_journal_boot_time_from_a_clock_out_of_range(realtime: int) -> None:
+    # realtime - monotonic: 10**400 overflowed the float division, 10**30 gave year 10**16
+    entry = json.dumps({"MESSAGE": "x", "__REALTIME_TIMESTAMP": str(realtime),
+                        "__MONOTONIC_TIMESTAMP": "5", "_BOOT_ID": "b", "_TRANSPORT": "kernel"})
+    assert _parse("journal_json", entry).boot_times == []
+
+
+@pytest.mark.parametrize("realtime", [10**30, 10**400])
+def test_journal_restart_with_a_clock_out_of_range(realtime: int) -> None:
+    entry = {"MESSAGE": "a.service: Scheduled restart job, restart counter is at 3.",
+             "MESSAGE_ID": "5eb03494b6584870a536b337290809b3", "UNIT": "a.service",
+             "__REALTIME_TIMESTAMP": str(realtime), "_TRANSPORT": "kernel"}
+    p = _parse("journal_json", json.dumps(entry))
+    assert p.restarts == [] and p.span() is None
+    assert any("restart entry of a.service has no readable time" in d.message
+               for d in p.diagnostics)
+
+
+@pytest.mark.parametrize("btime", ["1" + "0" * 30, "9" * 400])
+def test_proc_stat_btime_out_of_range(btime: str) -> None:
+    text = (FIXTURES / "artifacts" / "procstat_loop_date.txt").read_text()
+    p = _parse("proc_stat", text.replace("btime 1796052546", f"btime {btime}", 1))
+    assert [b.epoch for b in p.boot_times] == [1796052546.0]
+    assert [d.line for d in p.diagnostics if d.message.startswith(f"btime {btime[:24]} ")
+            ] == [1]
+
+
+def test_sadf_interval_too_large_for_a_float() -> None:
+    text = (FIXTURES / "artifacts" / "sadf.json").read_text()
+    p = _parse("sadf_json", text.replace('"interval": 1}', '"interval": ' + "9" * 400 + "}", 1))
+    assert any(d.message.startswith("unreadable interval '999") for d in p.diagnostics)
+    assert len(p.samples)
+
+
+def test_mpstat_json_repeated_timestamps_decode_the_entry_once(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A line of one timestamp repeated 5,000 times (the fuzzer's) decoded the whole entry
+    once per copy: 15 s for 150 KB. Counted in decodes, not seconds."""
+    text = (FIXTURES / "artifacts" / "mpstat12.json").read_text()
+    entries = text.count('"timestamp"')
+    ts = '"timestamp": "15:33:44",'
+    bad = text.replace(ts, ts * 2000, 1)
+    calls = 0
+    real = sysstat._DEC.raw_decode
+
+    def counting(s: str, idx: int = 0) -> tuple[object, int]:
+        nonlocal calls
+        calls += 1
+        return real(s, idx)
+
+    monkeypatch.setattr(sysstat._DEC, "raw_decode", counting)
+    good = _parse("mpstat_json", text.replace('"cpu": "1"', '"cpu":"1"'))  # the careful path
+    calls_good, calls = calls, 0
+    p = _parse("mpstat_json", bad.replace('"cpu": "1"', '"cpu":"1"'))
+    assert calls <= calls_good <= entries + 1
+    assert len(p.samples) == len(good.samples)

@@ -22,7 +22,7 @@ from datetime import datetime
 from corescope.model.common import Diagnostic
 from corescope.model.events import _NO_META, KmsgRecord
 from corescope.rootfs import Root
-from corescope.sources.artifacts.dates import zoned_epoch
+from corescope.sources.artifacts.dates import EPOCH_MAX, zoned_epoch
 from corescope.sources.clock import read_offset
 from corescope.sources.journal_text import text_entries
 from corescope.sources.journal_text import text_form as journal_text_form
@@ -498,24 +498,26 @@ def _journal_record(obj: dict) -> KmsgRecord | None:
     if not isinstance(msg, str):
         return None
 
-    def num(key: str) -> int | None:
+    def num(key: str, lo: float = 0, hi: float = _INT_MAX) -> int | None:
         v = obj.get(key)
         try:
             n = int(v) if v is not None else None
         except (TypeError, ValueError, OverflowError):  # int(1e400) is int(inf): Overflow
             return None
         # 10**400 is a valid JSON int: out of int64 it would overflow realtime / 1e6 and
-        # the store, so it is treated as missing
-        return n if n is None or -_INT_MAX <= n <= _INT_MAX else None
+        # the store; a negative clock or a priority past 7 is no value journald writes:
+        # either is treated as missing
+        return n if n is None or lo <= n <= hi else None
 
-    realtime = num("__REALTIME_TIMESTAMP")
+    # journald's receive time: a wall clock past any incident's years is not one
+    realtime = num("__REALTIME_TIMESTAMP", 0, EPOCH_MAX * 1e6)
     meta = {}
     for k in ("_KERNEL_DEVICE", "_KERNEL_SUBSYSTEM", "_BOOT_ID", "_TRANSPORT"):
         if isinstance(obj.get(k), str):
             meta[k.lstrip("_").replace("KERNEL_", "")] = obj[k]
     return KmsgRecord(
-        message=msg, usec=num("_SOURCE_MONOTONIC_TIMESTAMP"), level=num("PRIORITY"),
-        facility=num("SYSLOG_FACILITY"), dict_=meta,
+        message=msg, usec=num("_SOURCE_MONOTONIC_TIMESTAMP"), level=num("PRIORITY", 0, 7),
+        facility=num("SYSLOG_FACILITY", 0, 23), dict_=meta,
         wall=realtime / 1e6 if realtime is not None else None, source="journal",
     )
 

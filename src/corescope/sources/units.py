@@ -20,6 +20,7 @@ from corescope.model.cgroups import RestartRecord
 from corescope.model.common import Diagnostic, SensorStatus
 from corescope.rootfs import Root
 from corescope.runner import Runner, RunResult, ToolMissing
+from corescope.sources.artifacts.dates import EPOCH_MAX
 from corescope.sources.kmsg import journal_objects
 from corescope.sources.text import as_text
 
@@ -143,6 +144,10 @@ def parse_journal_restarts(text: str | bytes, source: str = "journalctl -o json"
             m = _COUNTER.search(msg)
             n = int(m.group(1)) if m else None
         ts = _int(_field(entry, "__REALTIME_TIMESTAMP"))
+        if ts is not None and not 0 < ts <= EPOCH_MAX * 1e6:
+            diags.append(Diagnostic(source, f"restart entry of {unit} has no readable time "
+                                    f"(__REALTIME_TIMESTAMP {str(ts)[:24]})"))
+            ts = None
         out.append(JournalRestart(ts / 1e6 if ts is not None else 0.0, unit, n, msg))
     return out, diags
 

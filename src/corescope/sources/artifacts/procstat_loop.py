@@ -14,6 +14,7 @@ import re
 
 from corescope.model.cores import CoreSample
 from corescope.sources.artifacts.base import BootTime, Parsed
+from corescope.sources.artifacts.dates import EPOCH_MAX
 from corescope.sources.artifacts.loops import split_dated
 from corescope.sources.procstat import ProcStat, delta, parse_proc_stat
 
@@ -58,7 +59,9 @@ def parse(data: bytes, kind: str, source: str) -> Parsed:
         if not ps.cpus:
             continue
         snaps.append((t, ps))
-        if ps.btime is not None:
+        if ps.btime is not None and not 0 < ps.btime <= EPOCH_MAX:
+            p.diag(f"btime {str(ps.btime)[:24]} is not a boot time: not used", lineno)
+        elif ps.btime is not None:
             bt = BootTime(float(ps.btime), "btime in /proc/stat", 1.0)
             if not any(b.epoch == bt.epoch for b in p.boot_times):
                 p.boot_times.append(bt)

@@ -321,15 +321,21 @@ def _entries(text: str, p: Parsed):  # type: ignore[no-untyped-def]
     (its complete CPU objects), and a cut last entry is left out."""
     marks = list(_TS.finditer(text))
     broken = 0
+    decoded_to = failed_at = -1
     for i, m in enumerate(marks):
+        if m.start() < decoded_to:
+            continue  # a second "timestamp" inside the entry just read (its last one won)
         brace = text.rfind("{", 0, m.start())
-        try:
-            obj, _ = _DEC.raw_decode(text, brace)
-            if isinstance(obj, dict):
-                yield obj
-                continue
-        except (ValueError, RecursionError):
-            pass
+        # timestamps repeated within one object must not decode it again each time: that is
+        # quadratic (a 150 KB line of them took 15 s)
+        if brace != failed_at:
+            try:
+                obj, decoded_to = _DEC.raw_decode(text, brace)
+                if isinstance(obj, dict):
+                    yield obj
+                    continue
+            except (ValueError, RecursionError):
+                failed_at = brace
         end = marks[i + 1].start() if i + 1 < len(marks) else len(text)
         if i + 1 == len(marks) and "]" not in text[m.end():end]:
             p.diag("the last entry is cut short (mpstat stopped mid-write?): skipped")
@@ -561,7 +567,7 @@ def read_sadf_entry(entry: dict[str, Any], local_zone: str | None, acc: _Acc,
     t = zoned_epoch(*day, *hms, "UTC" if utc else local_zone)
     try:
         itv = float(ts.get("interval", 0))
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):  # an int of 400 digits: no float
         itv = 0.0
     ids, rows = _rows(entry, p)
     if t is None or not ids:

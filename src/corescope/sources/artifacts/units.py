@@ -17,6 +17,7 @@ import statistics
 
 from corescope.model.cgroups import RestartRecord
 from corescope.sources.artifacts.base import BootTime, Parsed
+from corescope.sources.artifacts.dates import EPOCH_MAX
 from corescope.sources.journal_text import text_form as journal_text_form
 from corescope.sources.kmsg import journal_objects, kernel_entries, parse_journal_json
 from corescope.sources.kubectl import (
@@ -152,7 +153,8 @@ def _boot_time(data: bytes, max_entries: int = 5000) -> BootTime | None:
             boot = obj.get("_BOOT_ID")
         except (KeyError, TypeError, ValueError):
             continue
-        if not isinstance(boot, str) or not 0 <= mono <= rt:
+        # a wall clock past any incident's years (10**30) is not journald's
+        if not isinstance(boot, str) or not 0 <= mono <= rt <= EPOCH_MAX * 1e6:
             continue
         by_boot.setdefault(boot, []).append((rt - mono) / 1e6)
         last_seen[boot] = max(last_seen.get(boot, 0), rt)
