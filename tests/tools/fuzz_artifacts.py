@@ -226,7 +226,7 @@ def m_json(r: random.Random, d: bytes, o: bytes) -> bytes:
         for _ in range(r.choice([1, 1, 3])):
             doc = _json_mutate(r, doc)
         return json.dumps(doc, indent=r.choice([None, 1])).encode()
-    except ValueError:
+    except (ValueError, RecursionError):
         pass
     ls = text.split("\n")  # NDJSON / journal json: one document a line
     idx = [i for i, ln in enumerate(ls) if ln.strip().startswith(("{", "["))]
@@ -235,7 +235,7 @@ def m_json(r: random.Random, d: bytes, o: bytes) -> bytes:
     for i in r.sample(idx, min(len(idx), r.choice([1, 1, 4]))):
         try:
             ls[i] = json.dumps(_json_mutate(r, json.loads(ls[i])))
-        except ValueError:
+        except (ValueError, RecursionError):
             continue
     return "\n".join(ls).encode()
 
@@ -330,7 +330,7 @@ def parse_one(kind: str, data: bytes) -> None:
     check_parsed(p, kind)
 
 
-_YEAR = re.compile(r"^(\d{5,}|[+-]\d+)-\d\d-\d\d")
+_YEAR = re.compile(r"^(\d{5,}|[+-]\d{4,})-\d\d-\d\d")
 COUNT_KEYS = re.compile(r"^(\w+_)?(count|records|samples|restarts|dying|live|episodes|events|"
                         r"mono_usec|usec|seq|n|cpus?|queue|irq)$")
 TIME_KEYS = re.compile(r"^(\w+_)?(time|start|end|t|span|epoch|since|until|at|wall)$")

@@ -8,9 +8,16 @@ import json
 import pytest
 
 from conftest import FIXTURES
+from corescope.evidence.base import Coverage, Span
+from corescope.investigate.window import resolve_window
+from corescope.model.common import Diagnostic
 from corescope.sources.artifacts import sysstat
 from corescope.sources.artifacts.base import Parsed
 from corescope.sources.artifacts.content import module_for
+from corescope.sources.artifacts.dates import parse_day
+from corescope.sources.folded import parse_blocks
+from corescope.sources.kubectl import duration_s
+from corescope.sources.units import display_cells, table_columns
 
 
 def _parse(kind: str, text: str) -> Parsed:
@@ -147,3 +154,99 @@ def test_mpstat_json_repeated_timestamps_decode_the_entry_once(
     p = _parse("mpstat_json", bad.replace('"cpu": "1"', '"cpu":"1"'))
     assert calls <= calls_good <= entries + 1
     assert len(p.samples) == len(good.samples)
+
+
+def test_default_window_on_an_unanchored_record_starts_at_the_epoch() -> None:
+    """perf's boot-relative stamps with no boot time are stored from 1970: `report`'s default
+    hour counted back from their end started at -3235 s (a time before 1970 in the JSON)."""
+    cov = Coverage(profiles=Span(361.87, 364.65))
+    w = resolve_window(1_796_000_000.0, coverage=cov)
+    assert (w.start, w.end) == (0.0, 364.65)
+    assert resolve_window(1_796_000_000.0, last=60, coverage=cov).start == 304.65
+
+
+def test_docker_table_cells_by_display_width_under_a_repeated_header() -> None:
+    """The fuzzer's hang: a header repeated into thousands of columns over a long row with a
+    wide character; each column's start was found by a scan of the whole row."""
+    header = "CONTAINER ID   NAMES   STATUS"
+    row = "abc            名前    Up 2 hours"
+    starts = [s for _, s in table_columns(header)]
+    assert display_cells(row, starts) == ["abc", "名前", "Up 2 hours"]
+    assert display_cells(row, [*starts, 200]) == ["abc", "名前", "Up 2 hours", ""]
+    wide = "名" * 3000
+    cells = display_cells(wide, list(range(0, 8000, 4)))
+    assert "".join(cells) == wide and cells[0] == "名名" and cells[-1] == ""
+
+
+@pytest.mark.parametrize("age", ["9" * 400 + "d", "99999999999y"])
+def test_kubectl_age_past_any_clock(age: str) -> None:
+    assert duration_s(age) is None
+    assert duration_s("5d22h") == (5 * 24 + 22) * 3600.0
+
+
+@pytest.mark.parametrize("count", ["9" * 400, "\u00b2", "1" + "0" * 15])
+def test_folded_count_no_store_holds(count: str) -> None:
+    """`flame --perf-script` of such a line: SQLite's OverflowError (a huge count) or int()'s
+    ValueError ("²" passes isdigit) escaped as a traceback."""
+    diags: list[Diagnostic] = []
+    good = list(parse_blocks(["spin;main 3\n"], diags))
+    assert [s.count for s in good] == [3] and diags == []
+    assert list(parse_blocks([f"spin;main {count}\n"], diags)) == [] and len(diags) == 1
+
+
+@pytest.mark.parametrize("uptime", ["9" * 400, "1" + "0" * 26, "900000000"])
+def test_uptime_pair_reaching_back_before_2000(uptime: str) -> None:
+    text = (FIXTURES / "artifacts" / "uptime_pair.txt").read_text()
+    good = _parse("uptime_pair", text)
+    assert [b.epoch for b in good.boot_times] == [1796120938.0 - 2127.51]
+    p = _parse("uptime_pair", text.replace("2127.51", uptime))
+    assert p.boot_times == []
+    assert [d.message.endswith("reaches back before 2000: pair skipped")
+            for d in p.diagnostics] == [True]
+
+
+def test_proc_stat_total_too_large_for_an_interval() -> None:
+    text = (FIXTURES / "artifacts" / "procstat_loop_date.txt").read_text()
+    p = _parse("proc_stat", text.replace("cpu  8406 ", "cpu  " + "9" * 400 + " ", 1))
+    assert all(0 < s.interval_s < 10 for s in p.samples)
+
+
+def test_sysstat_date_of_year_26() -> None:
+    """A digit lost from the year: `0026-11-30` placed the samples in year 26 (epoch -6e10)."""
+    assert parse_day("0026-11-30") is None and parse_day("11/30/3026") is None
+    assert parse_day("2026-11-30") == (2026, 11, 30) and parse_day("11/30/99") == (1999, 11, 30)
+    text = (FIXTURES / "artifacts" / "sadf.json").read_text()
+    p = _parse("sadf_json", text.replace('"date": "2026-11-30"', '"date": "0026-11-30"', 1))
+    span = p.span()
+    assert span is not None and span[0] > 1.7e9
+
+
+@pytest.mark.parametrize("stamp", ["0026-11-30 15:34:01 UTC", "99999999999"])
+def test_sadf_csv_row_time_outside_1970_2100(stamp: str) -> None:
+    text = (FIXTURES / "artifacts" / "sadf_d.csv").read_text()
+    p = _parse("sadf_csv", text.replace("2026-11-30 15:34:01 UTC", stamp))
+    span = p.span()
+    assert span is None or 1.7e9 < span[0] <= span[1] < 4102444800
+    assert span is None or 1.7e9 < span[0] <= span[1] < 4102444800
+
+
+@pytest.mark.parametrize("dying", ["1e308", "5720.5", str(10**30)])
+def test_native_census_count_not_a_whole_number_the_store_holds(dying: str) -> None:
+    """A float count went into the store and came out of `zombies --json` as Infinity."""
+    rec = ('{"t":1796000190.25,"layout":"v1","hierarchy":"v1","kernel_count":5760,"live":40,'
+           f'"dying":{dying},"source":"s"}}')
+    p = _parse("corescope_native", '{"corescope":"censuses","version":1}\n' + rec + "\n")
+    assert p.records == 0 and [d.line for d in p.diagnostics] == [2]
+    assert _parse("corescope_native", '{"corescope":"censuses","version":1}\n'
+                  + rec.replace(dying, "5720") + "\n").records == 1
+
+
+@pytest.mark.parametrize(("name", "stamp"), [
+    ("dmesg_T.txt", "[Mon Nov 30 15:29:06 0026]"),
+    ("dmesg_iso.txt", "0026-11-30T15:29:06,438032+00:00")])
+def test_kernel_log_stamp_of_year_26(name: str, stamp: str) -> None:
+    text = (FIXTURES / "artifacts" / name).read_text().split("\n")
+    text[0] = stamp + " " + text[0].split(" ", 5 if name == "dmesg_T.txt" else 1)[-1]
+    p = _parse("kernel_log", "\n".join(text))
+    assert all(r.wall is None or r.wall > 1.7e9 for r in p.kernel)
+    assert [d.line for d in p.diagnostics if d.message.startswith("unreadable")] == [1]

@@ -187,8 +187,11 @@ def _typed(cls: type, r: dict[str, Any], signed: bool = False) -> Any:
         ok = (isinstance(v, bool) if ann.startswith("bool") else
               isinstance(v, str) if ann.startswith("str") else
               isinstance(v, dict) if ann.startswith("dict") else
+              # a count is a whole number the store's integers hold (1e308 made Infinity)
+              isinstance(v, int) and not isinstance(v, bool) and abs(v) < 2**63
+              if ann.startswith("int") else
               isinstance(v, int | float) and not isinstance(v, bool)
-              if ann.startswith(("int", "float")) else True)
+              if ann.startswith("float") else True)
         if not ok or (isinstance(v, float) and not math.isfinite(v)) or (
                 not signed and isinstance(v, int | float) and v < 0):
             raise ValueError(f"{f.name}: {v!r} is not {ann}")

@@ -26,7 +26,9 @@ def resolve_window(now: float, *, since: float | None = None, until: float | Non
         if since is None and end is not None and end < now - back:
             until = end
     if since is None:
-        since = until - back
+        # never before 1970: an unanchored record (perf's seconds since boot, stored from
+        # the epoch) is younger than the default hour
+        since = max(0.0, until - back) if until >= 0 else until - back
     if since > until:
         raise WindowError("the window ends before it starts (--since is after --until)")
     return Window(since, until)

@@ -23,7 +23,10 @@ _KERNEL, _INLINED, _JIT = "_[k]", "_[i]", "_[j]"
 def folded_line(line: str) -> tuple[str, int] | None:
     """(stack, count) of one folded line, or None if it is not one."""
     stack, sep, num = line.rstrip("\r\n").rpartition(" ")
-    if not sep or not stack or not num.isdigit() or stack[:1].isspace():
+    # isdecimal, not isdigit: int() refuses "²"; and no count past 10**15 samples (300 years
+    # of 10 kHz on 10,000 CPUs) is real, nor fits the store's integers
+    if (not sep or not stack or not num.isdecimal() or len(num) > 15
+            or stack[:1].isspace()):
         return None
     return stack, int(num)
 

@@ -307,6 +307,12 @@ def parse_dmesg(data: str | bytes, source: str = "dmesg"
     return records, diags
 
 
+def plausible_wall(t: float | None) -> float | None:
+    """A stamp's epoch, or None before 1970 or past 2100: year 0026 (a digit lost) is no
+    time to place a line at."""
+    return t if t is not None and 0 <= t <= EPOCH_MAX else None
+
+
 def syslog_wall(m: re.Match[bytes], now: float | None = None) -> float | None:
     """The wall clock of a `SYSLOG_LINE` match (None for `short-monotonic`). Stamps without a
     zone are local time (like `dmesg -T`); syslog's traditional stamp has no year: the
@@ -327,14 +333,14 @@ def syslog_wall(m: re.Match[bytes], now: float | None = None) -> float | None:
             if ts[-5:-4] in "+-" and ts[-3:-2] != ":" and ts[-5:].lstrip("+-").isdigit():
                 ts = ts[:-2] + ":" + ts[-2:]  # +0000 → +00:00 (fromisoformat before 3.11)
             dt = datetime.fromisoformat(ts.replace("Z", "+00:00"))
-            return dt.timestamp()  # naive: local time
+            return plausible_wall(dt.timestamp())  # naive: local time
         if m["full"] is not None:
             _, date, clock, zone = m["full"].decode().split(" ")
             y, mo, d = (int(x) for x in date.split("-"))
             hh, mi, sec = clock.split(":")
-            return zoned_epoch(y, mo, d, int(hh), int(mi), float(sec), zone)
+            return plausible_wall(zoned_epoch(y, mo, d, int(hh), int(mi), float(sec), zone))
         if m["unix"] is not None:
-            return float(m["unix"])
+            return plausible_wall(float(m["unix"]))
     except (ValueError, OverflowError):
         return None
     return None
@@ -381,9 +387,11 @@ def _dmesg_header(line: bytes, diags: list[Diagnostic], source: str, lineno: int
         if m:
             try:
                 # dmesg -T prints local time; this assumes the log came from this timezone
-                wall = time.mktime(
-                    time.strptime(m.group("ts").decode(), "%a %b %d %H:%M:%S %Y"))
+                wall = plausible_wall(time.mktime(
+                    time.strptime(m.group("ts").decode(), "%a %b %d %H:%M:%S %Y")))
             except (ValueError, OverflowError):
+                wall = None
+            if wall is None:
                 diags.append(Diagnostic(source, "unreadable ctime stamp", lineno))
         else:
             m = _DMESG_ISO.match(line)
@@ -394,10 +402,12 @@ def _dmesg_header(line: bytes, diags: list[Diagnostic], source: str, lineno: int
                         None, None
                 return None
             try:
-                wall = datetime.fromisoformat(
+                wall = plausible_wall(datetime.fromisoformat(
                     m.group("ts").decode().replace(",", ".").replace("Z", "+00:00")
-                ).timestamp()
+                ).timestamp())
             except ValueError:
+                wall = None
+            if wall is None:
                 diags.append(Diagnostic(source, "unreadable ISO stamp", lineno))
     if m.group("lvl") is not None:
         level = _LEVELS.get(m.group("lvl").decode())

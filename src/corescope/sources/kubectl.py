@@ -143,6 +143,7 @@ def _pod_records(pod: Any, t: float, i: int, diags: list[Diagnostic]) -> list[Re
     return out
 
 
+_MAX_AGE_S = 200 * 365 * 86400
 _DURATION = re.compile(r"^(?:(\d+)y)?(?:(\d+)d)?(?:(\d+)h)?(?:(\d+)m)?(?:(\d+)s)?$")
 
 
@@ -152,7 +153,9 @@ def duration_s(text: str) -> float | None:
     if m is None or not text:
         return None
     y, d, h, mi, s = (int(g) if g else 0 for g in m.groups())
-    return float((((y * 365 + d) * 24 + h) * 60 + mi) * 60 + s)
+    total = (((y * 365 + d) * 24 + h) * 60 + mi) * 60 + s
+    # no pod is older than the clock's years: `99999999999999999999d` is no age (nor a float)
+    return float(total) if total <= _MAX_AGE_S else None
 
 
 def _epoch(stamp: Any) -> float | None:

@@ -7,6 +7,7 @@ runs the tools through the Runner and says which ones were absent.
 
 from __future__ import annotations
 
+import bisect
 import json
 import os
 import re
@@ -380,7 +381,9 @@ def display_cells(line: str, starts: list[int]) -> list[str]:
             idx.append(col)
             col += 2 if unicodedata.east_asian_width(ch) in "WF" else 1
         idx.append(col)
-        pos = [next((i for i, c in enumerate(idx) if c >= s), len(line)) for s in starts]
+        # idx never decreases: a binary search per column (a scan each was quadratic, minutes
+        # for a long row under a header of thousands of columns)
+        pos = [min(bisect.bisect_left(idx, s), len(line)) for s in starts]
     else:
         pos = starts
     return [line[a:b].strip() for a, b in zip(pos, [*pos[1:], None], strict=True)]

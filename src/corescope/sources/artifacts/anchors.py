@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 
 from corescope.sources.artifacts.base import BootTime, Parsed
-from corescope.sources.artifacts.dates import parse_date_line
+from corescope.sources.artifacts.dates import EPOCH_MIN, parse_date_line
 
 KINDS = ("uptime_since", "uptime_pair")
 
@@ -44,7 +44,11 @@ def parse(data: bytes, kind: str, source: str) -> Parsed:
         if t is None or m is None:
             p.diag(f"not a date and /proc/uptime pair: {a[:40]!r}")
             continue
-        boots.append(t - float(m.group(1)))
+        boot = t - float(m.group(1))
+        if not EPOCH_MIN <= boot <= t:  # up since before 2000 (or for 1e26 s): not an uptime
+            p.diag(f"uptime {m.group(1)[:24]} s reaches back before 2000: pair skipped")
+            continue
+        boots.append(boot)
     if boots:
         boots.sort()
         # `date` prints whole seconds: each pair bounds the boot within a second

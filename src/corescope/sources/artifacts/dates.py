@@ -174,6 +174,8 @@ def parse_day(text: str) -> tuple[int, int, int] | None:
             d, mo = a, b
         else:
             mo, d = a, b
+    if not 1970 <= y < 2100:  # year 0026 (a digit lost) would place samples before 1970
+        return None
     try:
         datetime(y, mo, d)
     except ValueError:

@@ -37,7 +37,9 @@ def _interval(prev: ProcStat, cur: ProcStat, dated: float | None) -> float | Non
     if prev.total is not None and cur.total is not None and cur.cpus:
         # user+nice+sys+idle+iowait+irq+softirq+steal, as sysstat's uptime
         ticks = sum(b - a for a, b in zip(prev.total[:8], cur.total[:8], strict=True))
-        if ticks > 0:
+        # more than a day between two reads is a corrupt counter, not an interval (and
+        # 10**400 ticks are past a float's range)
+        if 0 < ticks <= 86400 * USER_HZ * len(cur.cpus):
             return ticks / len(cur.cpus) / USER_HZ
     return dated
 

@@ -36,6 +36,7 @@ from corescope.model.events import SoftirqSample
 from corescope.model.matrix import CoreMatrix
 from corescope.sources.artifacts.base import Parsed
 from corescope.sources.artifacts.dates import (
+    EPOCH_MAX,
     ZONES,
     parse_clock,
     parse_day,
@@ -831,11 +832,13 @@ _CSV_TS = re.compile(r"^(\d{4})-(\d\d)-(\d\d) (\d\d):(\d\d):(\d\d)(?: (\S+))?$")
 
 def sadf_time(tok: str) -> float | None:
     if tok.isdigit() and 9 <= len(tok) <= 11:
-        return float(tok)  # sadf -U
+        return float(tok) if float(tok) <= EPOCH_MAX else None  # sadf -U
     m = _CSV_TS.match(tok)
     if m is None:
         return None
     y, mo, d, h, mi, sec = (int(x) for x in m.groups()[:6])
+    if not 1970 <= y < 2100:  # year 0026 (a digit lost) would place samples before 1970
+        return None
     return zoned_epoch(y, mo, d, h, mi, sec, m.group(7))
 
 
