@@ -250,3 +250,14 @@ def test_kernel_log_stamp_of_year_26(name: str, stamp: str) -> None:
     p = _parse("kernel_log", "\n".join(text))
     assert all(r.wall is None or r.wall > 1.7e9 for r in p.kernel)
     assert [d.line for d in p.diagnostics if d.message.startswith("unreadable")] == [1]
+
+
+@pytest.mark.parametrize(("start", "end"), [("9" * 400, "1796000215.25"), ("-5", "1796000215.25"),
+                                            ("1796000215.25", "1796000190.25"), ("1e308", "1e308")])
+def test_manifest_window_that_is_no_time_span(start: str, end: str) -> None:
+    text = (FIXTURES / "artifacts" / "native" / "manifest.json").read_text()
+    text = text.replace('"start": 1796000190.25', f'"start": {start}').replace(
+        '"end": 1796000215.25', f'"end": {end}')
+    p = _parse("corescope_manifest", text)
+    assert p.extra.window is None
+    assert [d.message.startswith("unreadable manifest") for d in p.diagnostics] == [True]

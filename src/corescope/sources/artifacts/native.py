@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from corescope.capture import native
 from corescope.capture.export import FORMAT
 from corescope.sources.artifacts.base import Parsed
+from corescope.sources.artifacts.dates import EPOCH_MAX
 
 KINDS = ("corescope_native", "corescope_manifest")
 
@@ -59,8 +60,12 @@ def _manifest(text: str, p: Parsed) -> Parsed:
                 m.copies[f["sha256"]] = str(f["copy_of"])
         w = doc.get("window") if isinstance(doc, dict) else None
         if isinstance(w, dict):
-            m.window = (float(w["start"]), float(w["end"]))
-    except (ValueError, TypeError, KeyError, RecursionError) as exc:
+            start, end = float(w["start"]), float(w["end"])
+            # the window becomes analyze's: never before 1970, past 2100 or backwards
+            if not 0 <= start <= end <= EPOCH_MAX:
+                raise ValueError(f"window {start!r} to {end!r} is not a time span")
+            m.window = (start, end)
+    except (ValueError, TypeError, KeyError, RecursionError, OverflowError) as exc:
         p.diag(f"unreadable manifest: {exc}")
     p.extra = m
     p.undated = True
