@@ -261,3 +261,17 @@ def test_manifest_window_that_is_no_time_span(start: str, end: str) -> None:
     p = _parse("corescope_manifest", text)
     assert p.extra.window is None
     assert [d.message.startswith("unreadable manifest") for d in p.diagnostics] == [True]
+
+
+def test_native_sample_whose_interval_began_before_1970() -> None:
+    p = _parse("corescope_native", '{"corescope":"cores","version":1}\n'
+               + CORE.replace('"t":1796000100.25', '"t":-0.0') + "\n")
+    assert p.records == 0 and p.span() is None and [d.line for d in p.diagnostics] == [2]
+
+
+def test_mpstat_json_softirq_name_not_a_string() -> None:
+    text = (FIXTURES / "artifacts" / "mpstat12.json").read_text()
+    soft = ('"soft-interrupts": [{"cpu": "0", "intr": [{"name": ["NET_RX"], "value": 5}, '
+            '{"name": "NET_RX", "value": 7}]}], ')
+    p = _parse("mpstat_json", text.replace('"cpu-load": [', soft + '"cpu-load": [', 1))
+    assert len(p.samples)

@@ -149,7 +149,7 @@ def _core(r: dict[str, Any]) -> CoreSample:
     if len(cpus) != len(ticks) or any(len(t) != len(FIELDS) for t in ticks):
         raise ValueError("cpus and ticks do not match")
     interval = _num(r["interval_s"])
-    if interval <= 0:
+    if not 0 < interval <= _num(r["t"]):  # t 0 with 1 s began in 1969
         raise ValueError(f"not an interval: {interval!r}")
     return CoreSample(t=_num(r["t"]), interval_s=interval,
                       deltas=dict(zip(cpus, ticks, strict=True)))

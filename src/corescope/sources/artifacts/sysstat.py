@@ -714,7 +714,8 @@ def json_softirqs(entries: list[tuple[float, Any]], out: SoftirqRates) -> None:
             intr = r.get("intr") if isinstance(r, dict) else None
             if cpu is None or not isinstance(intr, list):
                 continue
-            rate = {i.get("name"): i.get("value") for i in intr if isinstance(i, dict)}
+            rate = {i["name"]: i.get("value") for i in intr
+                    if isinstance(i, dict) and isinstance(i.get("name"), str)}
             if "NET_RX" not in rate:
                 continue
             rx, tx = (_num(str(v)) if isinstance(v, int | float) and not isinstance(v, bool)
