@@ -62,8 +62,9 @@ def assert_same(a: sysstat.Parsed, b: sysstat.Parsed) -> None:
 def test_uniform_entries_are_read_as_one_block(monkeypatch: pytest.MonkeyPatch):
     data = document(plain())
     calls = []
-    real = sysstat._Acc.add
-    monkeypatch.setattr(sysstat._Acc, "add", lambda self, *a: calls.append(1) or real(self, *a))
+    real = sysstat.PctSamples.add
+    monkeypatch.setattr(sysstat.PctSamples, "add",
+                        lambda self, *a: calls.append(1) or real(self, *a))
     got = sysstat.parse(data, "mpstat_json", "f")
     assert calls == []  # no entry went one by one
     monkeypatch.undo()

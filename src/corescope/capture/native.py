@@ -148,10 +148,10 @@ def _core(r: dict[str, Any]) -> CoreSample:
     ticks = [tuple(_count(x, "ticks") for x in row) for row in r["ticks"]]
     if len(cpus) != len(ticks) or any(len(t) != len(FIELDS) for t in ticks):
         raise ValueError("cpus and ticks do not match")
-    interval = _num(r["interval_s"])
-    if not 0 < interval <= _num(r["t"]):  # t 0 with 1 s began in 1969
+    t, interval = _num(r["t"]), _num(r["interval_s"])
+    if not 0 < interval <= t:  # t 0 with 1 s began in 1969
         raise ValueError(f"not an interval: {interval!r}")
-    return CoreSample(t=_num(r["t"]), interval_s=interval,
+    return CoreSample(t=t, interval_s=interval,
                       deltas=dict(zip(cpus, ticks, strict=True)))
 
 

@@ -129,9 +129,10 @@ def json_intervals(times: list[float]) -> list[float]:
     return [float(x) for x in iv]
 
 
-class _Acc:
+class PctSamples:
     """Samples as they are read: (time, interval, CPU ids, [k, 10] percentages) per sample;
-    turned into one CoreMatrix (ticks computed for all rows at once) at the end."""
+    turned into one CoreMatrix (ticks computed for all rows at once) at the end. sadf_forms
+    reads `sadf -p` and `sadf -x` into it too."""
 
     def __init__(self) -> None:
         self.t: list[float] = []
@@ -225,9 +226,6 @@ class _Acc:
         return CoreMatrix.from_ticks(t=np.array(self.t, np.float64)[order], interval_s=iv,
                                      cpus=cpus.astype(np.int64), ticks=ticks, present=present)
 
-
-# what the other sadf forms (sadf_forms: `sadf -p`, `sadf -x`) read their rows into
-PctSamples = _Acc
 
 _NO_SAMPLE = "not a per-core sample, skipped"
 
@@ -401,7 +399,7 @@ _FAST_ROW = re.compile(
 _FAST_TS = '"timestamp": "'
 
 
-def _fast_mpstat(text: str, clock: _Day, acc: _Acc, p: Parsed) -> bool:
+def _fast_mpstat(text: str, clock: _Day, acc: PctSamples, p: Parsed) -> bool:
     """sysstat 12's plain layout: one C-level regex per entry, the numbers converted a batch
     of entries at a time. False (nothing added, no notes left) when the file holds anything
     the pattern does not cover, or is cut short: the careful path then decides."""
@@ -501,7 +499,7 @@ class _Numbers:
         return np.concatenate(self.parts) if self.parts else np.zeros(0)
 
 
-def _parse_mpstat_json(text: str, acc: _Acc, p: Parsed) -> None:
+def _parse_mpstat_json(text: str, acc: PctSamples, p: Parsed) -> None:
     host = _header(text)
     day = parse_day(str(host.get("date", "")))
     if day is None:
@@ -550,7 +548,7 @@ def sadf_local_zone(header_tz: str) -> str | None:
     return tz if tz in ("UTC", "GMT", "UT") else None
 
 
-def read_sadf_entry(entry: dict[str, Any], local_zone: str | None, acc: _Acc,
+def read_sadf_entry(entry: dict[str, Any], local_zone: str | None, acc: PctSamples,
                     p: Parsed) -> None:
     """One sadf statistics entry, `{"timestamp": {date, time, utc, interval}, "cpu-load":
     [{"cpu": id, "usr": ..., ...}]}`, as `sadf -j` prints it and `sadf -x` (sadf_forms)
@@ -579,7 +577,7 @@ def read_sadf_entry(entry: dict[str, Any], local_zone: str | None, acc: _Acc,
     acc.add(t, itv, ids, rows, p)
 
 
-def _parse_sadf(text: str, acc: _Acc, p: Parsed) -> None:
+def _parse_sadf(text: str, acc: PctSamples, p: Parsed) -> None:
     # `sadf -t` prints the recording node's local time ("utc": 0)
     local_zone = sadf_local_zone(str(_header(text).get("timezone", "")))
     for entry in _entries(text, p):
@@ -680,8 +678,7 @@ class _SoftTable:
         self.rx = names.index("NET_RX/s")
         self.tx = names.index("NET_TX/s") if "NET_TX/s" in names else -1
 
-    def row(self, toks: list[str], clock: _Day, out: SoftirqRates, lineno: int,
-            p: Parsed) -> None:
+    def row(self, toks: list[str], clock: _Day, out: SoftirqRates, p: Parsed) -> None:
         if len(toks) != self.width:
             return
         got = _split_time(toks, self.ntime)
@@ -723,7 +720,7 @@ def json_softirqs(entries: list[tuple[float, Any]], out: SoftirqRates) -> None:
             out.add(t, itv, cpu, rx, tx)
 
 
-def _parse_mpstat_text(data: bytes, acc: _Acc, p: Parsed) -> None:
+def _parse_mpstat_text(data: bytes, acc: PctSamples, p: Parsed) -> None:
     lines = data.decode("utf-8", errors="replace").splitlines()
     day = None
     for tok in (lines[0].split() if lines else []):
@@ -791,7 +788,7 @@ def _parse_mpstat_text(data: bytes, acc: _Acc, p: Parsed) -> None:
             ntime = i
             continue
         if soft is not None and clock is not None:
-            soft.row(toks, clock, softirqs, lineno, p)
+            soft.row(toks, clock, softirqs, p)
             continue
         if cols is None or clock is None or len(toks) != ntime + 1 + len(cols):
             continue
@@ -843,7 +840,7 @@ def sadf_time(tok: str) -> float | None:
     return zoned_epoch(y, mo, d, h, mi, sec, m.group(7))
 
 
-def _parse_sadf_csv(data: bytes, acc: _Acc, p: Parsed) -> None:
+def _parse_sadf_csv(data: bytes, acc: PctSamples, p: Parsed) -> None:
     cols: list[int] | None = None  # MODES index of each value column (-1: not ours)
     bad = 0
     cur: tuple[float, float] | None = None
@@ -899,7 +896,7 @@ def _parse_sadf_csv(data: bytes, acc: _Acc, p: Parsed) -> None:
 
 def parse(data: bytes, kind: str, source: str) -> Parsed:
     p = Parsed(kind, source)
-    acc = _Acc()
+    acc = PctSamples()
     if kind == "mpstat_text":
         _parse_mpstat_text(data, acc, p)
     elif kind == "sadf_json":
@@ -911,7 +908,7 @@ def parse(data: bytes, kind: str, source: str) -> Parsed:
     return finish(acc, p, data)
 
 
-def finish(acc: _Acc, p: Parsed, data: bytes) -> Parsed:
+def finish(acc: PctSamples, p: Parsed, data: bytes) -> Parsed:
     """The samples read into `acc` become `p.samples`; a file that gave none says why."""
     m = acc.matrix()
     if m is not None:
