@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Sequence
 
 import numpy as np
 
@@ -12,10 +12,19 @@ _IDX = {name: i for i, name in enumerate(FIELDS)}
 _U, _N, _S, _I, _W, _Q, _SQ, _ST, _G, _GN = (_IDX[f] for f in FIELDS)
 
 
+def interval_of(d: tuple[int, ...]) -> int:
+    """sysstat's per-CPU interval (get_per_cpu_interval): user+nice+sys+iowait+idle+steal+
+    irq+softirq, guest being inside user and guest_nice inside nice; when the guest counter
+    ran ahead of user (the kernel updates them apart), the excess is added back so that the
+    modes still add up to the interval."""
+    return (d[_U] + d[_N] + d[_S] + d[_W] + d[_I] + d[_ST] + d[_Q] + d[_SQ]
+            + (d[_G] - d[_U] if d[_G] > d[_U] else 0) + (d[_GN] - d[_N] if d[_GN] > d[_N] else 0))
+
+
 def usage_of(cpu: int, d: tuple[int, ...]) -> CpuUsage:
-    """mpstat's per-CPU line. The interval is user+nice+sys+iowait+idle+steal+irq+softirq
-    (guest is inside user, so it is not added again); %usr excludes guest, %nice guest_nice."""
-    itv = d[_U] + d[_N] + d[_S] + d[_W] + d[_I] + d[_ST] + d[_Q] + d[_SQ]
+    """mpstat's per-CPU line: each mode's ticks over `interval_of`; %usr excludes guest,
+    %nice guest_nice, and the ten modes add up to 100."""
+    itv = interval_of(d)
     if itv == 0:
         # tickless idle CPU: mpstat prints it as fully idle
         pct = dict.fromkeys(MODES, 0.0)
@@ -32,10 +41,8 @@ def usage_of(cpu: int, d: tuple[int, ...]) -> CpuUsage:
         "irq": d[_Q] * f,
         "soft": d[_SQ] * f,
         "steal": d[_ST] * f,
-        # guest is inside user (guest_nice inside nice): more guest than user is a torn
-        # or garbage counter, and never more than the user time it is part of
-        "guest": (d[_G] if d[_G] < d[_U] else d[_U]) * f,
-        "gnice": (d[_GN] if d[_GN] < d[_N] else d[_N]) * f,
+        "guest": d[_G] * f,
+        "gnice": d[_GN] * f,
         "idle": d[_I] * f,
     }
     return CpuUsage(cpu=cpu, ticks=itv, pct=pct)
@@ -59,23 +66,48 @@ def machine_usage(sample: CoreSample) -> CpuUsage:
     return usage_of(-1, sum_deltas(sample.deltas.values()))
 
 
+class _Planes:
+    """One field plane of a tick array at a time, widened once (uint8 → int16, uint16 →
+    int32: wide enough for a sum of ten), so a field-major view costs no copy."""
+
+    def __init__(self, ticks: np.ndarray) -> None:
+        self.ticks = ticks
+        self.wide = {1: np.int16, 2: np.int32}.get(ticks.dtype.itemsize, np.int64)
+        self._got: dict[int, np.ndarray] = {}
+
+    def __call__(self, f: int) -> np.ndarray:
+        if f not in self._got:
+            self._got[f] = self.ticks[..., f].astype(self.wide)
+        return self._got[f]
+
+    def interval(self) -> np.ndarray:
+        d = self
+        return (d(_U) + d(_N) + d(_S) + d(_W) + d(_I) + d(_ST) + d(_Q) + d(_SQ)
+                + _excess(d(_G), d(_U)) + _excess(d(_GN), d(_N)))
+
+
+def mode_ticks(ticks: np.ndarray, modes: Sequence[str]) -> tuple[np.ndarray, list[np.ndarray]]:
+    """`interval_of` over an array of tick rows (last axis FIELDS), and each (composite)
+    mode's ticks: the one percentage rule, for the store's matrices, the live metrics and the
+    report's heatmap alike."""
+    d = _Planes(ticks)
+    out = []
+    for mode in modes:
+        parts = COMPOSITE_MODES.get(mode, (mode,))
+        total = _MODE_TICKS[parts[0]](d)
+        for p in parts[1:]:
+            total = total + _MODE_TICKS[p](d)
+        out.append(total)
+    return d.interval(), out
+
+
 def mode_pct(ticks: np.ndarray, mode: str) -> tuple[np.ndarray, np.ndarray]:
     """usage_of over an array of tick rows (last axis FIELDS): (itv ticks, `mode` %), with the
     same operations in the same order, so each cell equals usage_of(...).mode_pct(mode) (a
     composite mode's sum may differ in the last bit where Python's sum() compensates). Empty
-    intervals read as idle: 0 %, or 100 % for idle. Fields are read one plane at a time, so a
-    field-major view costs no copy."""
-    # wide enough for a sum of ten: uint8 → int16, uint16 → int32
-    wide = {1: np.int16, 2: np.int32}.get(ticks.dtype.itemsize, np.int64)
-
-    planes: dict[int, np.ndarray] = {}
-
-    def d(f: int) -> np.ndarray:
-        if f not in planes:
-            planes[f] = ticks[..., f].astype(wide)
-        return planes[f]
-
-    itv = d(_U) + d(_N) + d(_S) + d(_W) + d(_I) + d(_ST) + d(_Q) + d(_SQ)
+    intervals read as idle: 0 %, or 100 % for idle."""
+    d = _Planes(ticks)
+    itv = d.interval()
     parts = COMPOSITE_MODES.get(mode, (mode,))
     with np.errstate(divide="ignore", invalid="ignore"):
         f = 100.0 / itv
@@ -91,7 +123,7 @@ def _excess(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return np.where(a > b, a - b, 0)
 
 
-_MODE_TICKS = {
+_MODE_TICKS: dict[str, Callable[[_Planes], np.ndarray]] = {
     "usr": lambda d: _excess(d(_U), d(_G)),
     "nice": lambda d: _excess(d(_N), d(_GN)),
     "sys": lambda d: d(_S),
@@ -99,8 +131,8 @@ _MODE_TICKS = {
     "irq": lambda d: d(_Q),
     "soft": lambda d: d(_SQ),
     "steal": lambda d: d(_ST),
-    "guest": lambda d: np.minimum(d(_G), d(_U)),
-    "gnice": lambda d: np.minimum(d(_GN), d(_N)),
+    "guest": lambda d: d(_G),
+    "gnice": lambda d: d(_GN),
     "idle": lambda d: d(_I),
 }
 

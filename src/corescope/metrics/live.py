@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 
 from corescope.analysis.episodes import DEFAULT_MIN_DURATION, DEFAULT_THRESHOLD
+from corescope.analysis.usage import mode_ticks
 from corescope.analysis.zombies import growth
 from corescope.model.cgroups import MemcgCensus, RestartRecord, StatReadCost
 from corescope.model.cores import FIELDS, CoreSample
@@ -34,21 +35,14 @@ SATURATED_RATIO = DEFAULT_THRESHOLD / 100.0  # the `cores` episode threshold (90
 EPISODE_MIN_S = DEFAULT_MIN_DURATION  # and its minimum duration (2 s)
 CENSUS_HISTORY = 360  # an hour of censuses at the default 10 s, for the growth slope
 
-_I = {name: i for i, name in enumerate(FIELDS)}
 
 
 def mode_ratios(deltas: np.ndarray) -> np.ndarray:
-    """(n, 10) tick deltas in FIELDS order → (n, len(MODES)) ratios 0–1, sysstat arithmetic
-    (the interval is user+nice+sys+iowait+idle+steal+irq+softirq; a tickless CPU is idle)."""
-    d = deltas.astype(np.float64, copy=False)
-    u, n, s, idle = d[:, _I["user"]], d[:, _I["nice"]], d[:, _I["system"]], d[:, _I["idle"]]
-    w, q, sq, st = d[:, _I["iowait"]], d[:, _I["irq"]], d[:, _I["softirq"]], d[:, _I["steal"]]
-    g, gn = d[:, _I["guest"]], d[:, _I["guest_nice"]]
-    itv = u + n + s + w + idle + st + q + sq
-    inv = np.divide(1.0, itv, out=np.zeros_like(itv), where=itv > 0)
-    user = np.maximum(u - g, 0) + np.maximum(n - gn, 0)
-    cols = (s + q + sq, user, s, q, sq, w, st)
-    return np.stack(cols, axis=1) * inv[:, None]
+    """(n, 10) tick deltas in FIELDS order → (n, len(MODES)) ratios 0–1, with usage's one
+    percentage rule (a tickless CPU is idle: 0 in every exported mode)."""
+    itv, parts = mode_ticks(deltas, MODES)
+    inv = np.divide(1.0, itv, out=np.zeros(itv.shape), where=itv > 0)
+    return np.stack(parts, axis=1) * inv[:, None]
 
 
 def _matrix(sample: CoreSample) -> tuple[tuple[int, ...], np.ndarray]:

@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 
 from corescope.analysis.flame import Profile, diff_folded
-from corescope.model.cores import COMPOSITE_MODES, FIELDS, MODES
+from corescope.analysis.usage import mode_ticks
 from corescope.model.matrix import CoreMatrix
 from corescope.render.flamedata import flame_data
 from corescope.render.json_contract import profiles_json
@@ -52,22 +52,6 @@ def _r(x: float | None, n: int = 1) -> float | None:
 
 # ─── heatmap ────────────────────────────────────────────────────────────────────────────
 
-_F = {f: i for i, f in enumerate(FIELDS)}
-
-
-_INTERVAL = [_F[f] for f in ("user", "nice", "system", "iowait", "idle", "steal", "irq",
-                              "softirq")]  # sysstat's interval: guest is inside user
-
-
-def _mode_columns(mode: str) -> list[int]:
-    """Indices into FIELDS whose ticks make up `mode` (sysstat: usr excludes guest)."""
-    names = COMPOSITE_MODES.get(mode, (mode,))
-    by_mode = {"usr": "user", "nice": "nice", "sys": "system", "iowait": "iowait",
-               "irq": "irq", "soft": "softirq", "steal": "steal", "guest": "guest",
-               "gnice": "guest_nice", "idle": "idle"}
-    return [_F[by_mode[m]] for m in names if m in MODES]
-
-
 def heatmap(samples: Sequence[Any], cpus: list[int], mode: str, start: float,
             end: float) -> dict[str, Any]:
     """cores × seconds of `mode` %, one byte per cell (NO_DATA where a CPU has no sample),
@@ -81,11 +65,8 @@ def heatmap(samples: Sequence[Any], cpus: list[int], mode: str, start: float,
     grid = np.full((len(cpus), ncol), NO_DATA, dtype=np.uint8)
     machine = np.full(ncol, NO_DATA, dtype=np.uint8)
     if len(m):
-        ticks = m.ticks.astype(np.float64)
-        part = ticks[..., _mode_columns(mode)].sum(axis=-1)
-        if "usr" in COMPOSITE_MODES.get(mode, (mode,)):  # %usr excludes guest
-            part -= np.minimum(ticks[..., _F["user"]], ticks[..., _F["guest"]])
-        itv = ticks[..., _INTERVAL].sum(axis=-1)
+        itv_t, (part_t,) = mode_ticks(m.ticks, (mode,))
+        itv, part = itv_t.astype(np.float64), part_t.astype(np.float64)
         with np.errstate(divide="ignore", invalid="ignore"):
             pct = np.where(itv > 0, 100.0 * part / itv, 0.0)
             mpct = np.where(itv.sum(axis=1) > 0,

@@ -1,8 +1,21 @@
 """/proc/stat: per-CPU time counters.
 
 The parser is pure and total: any text in, the CPU lines it could read out, plus diagnostics.
-The delta follows sysstat: negative deltas clamp to zero, CPUs absent now (offline) are hidden,
-and a CPU that just came back is skipped for one interval rather than shown as idle.
+The delta follows sysstat (get_per_cpu_interval and mpstat's offline handling):
+
+- a CPU absent now (offline) is hidden, and its last counters are kept (`ProcStat.gone`): when
+  it comes back, its delta is taken from them, not skipped and not taken from zero;
+- idle and iowait restart from 0 when a CPU comes back online while user and system keep
+  counting: an idle (or iowait) that went backwards is a delta from 0, not a delta clamped to
+  0 (that clamp showed a 58 %-busy CPU 100 % busy); an iowait that went backwards while idle
+  went forwards is the kernel moving iowait into idle: a delta of 0;
+- a counter within 0x7ffff of 2**64 that goes backwards wrapped: its delta is taken modulo;
+- user, nice or system going backwards is not hotplug (those keep counting): the whole line
+  restarted, so that CPU has no honest delta for this interval and is skipped (never shown
+  as idle or busy); irq, softirq, steal and guest going backwards give 0 for that field, as
+  sysstat's ll_sp_value does;
+- a CPU never seen before has no delta for its first interval; a line whose counters are
+  all 0 is an offline CPU, as sysstat reads it.
 """
 
 from __future__ import annotations
@@ -37,6 +50,8 @@ class ProcStat:
     total: tuple[int, ...] | None = None
     btime: int | None = None
     diagnostics: tuple[Diagnostic, ...] = field(default=())
+    # the last counters of CPUs seen in an earlier read and offline in this one (see carry)
+    gone: Mapping[int, tuple[int, ...]] = field(default_factory=dict)
 
 
 def _parse_fast(head: bytes) -> tuple[PackedRows, tuple[int, ...]] | None:
@@ -121,20 +136,69 @@ def _parse_careful(head: str, rest: bytes, source: str) -> ProcStat:
     return ProcStat(cpus=cpus, total=total, btime=btime, diagnostics=tuple(diags))
 
 
+_U, _N, _S, _I, _W = (FIELDS.index(f) for f in ("user", "nice", "system", "idle", "iowait"))
+_WRAP64 = (1 << 64) - 0x7FFFF  # sysstat: a previous value above this wrapped, not restarted
+_RESTARTS = (_U, _N, _S)  # these keep counting through hotplug: going back restarts the line
+
+
+def cpu_delta(before: tuple[int, ...], now: tuple[int, ...]) -> tuple[int, ...] | None:
+    """One CPU's tick deltas with sysstat's rules for counters that go backwards (module
+    docstring); None when the line restarted as a whole (no honest delta this interval)."""
+    d = [y - x for x, y in zip(before, now, strict=True)]
+    if min(d) >= 0:
+        return tuple(d)
+    for i, v in enumerate(d):
+        if v >= 0:
+            continue
+        if before[i] >= _WRAP64:
+            d[i] = (now[i] - before[i]) % (1 << 64)
+        elif i in _RESTARTS:
+            return None
+        elif i == _I:
+            d[i] = now[i]  # back online: idle restarted from 0
+        elif i == _W:
+            # iowait moved into idle (idle went on) or restarted with it (back online)
+            d[i] = 0 if now[_I] > before[_I] or before[_I] >= _WRAP64 else now[i]
+        else:
+            d[i] = 0
+    return tuple(d)
+
+
+def _offline(counters: tuple[int, ...]) -> bool:
+    return not any(counters[:8])  # user..steal all 0: sysstat's offline CPU
+
+
 def delta(prev: ProcStat, cur: ProcStat, t: float, interval_s: float) -> CoreSample:
-    """Per-CPU tick deltas from `prev` to `cur`, sysstat style."""
+    """Per-CPU tick deltas from `prev` to `cur`, sysstat style (module docstring). Pass
+    `carry(prev, cur)` as the next call's `prev` so CPUs that go offline keep their counters."""
     a, b = prev.cpus, cur.cpus
     if isinstance(a, PackedRows) and isinstance(b, PackedRows) and a.ids == b.ids:
         d = b.flat - a.flat
-        np.maximum(d, 0, out=d)
-        return CoreSample(t=t, interval_s=interval_s, deltas=PackedRows(b.ids, d))
+        if not len(d) or d.min() >= 0:
+            return CoreSample(t=t, interval_s=interval_s, deltas=PackedRows(b.ids, d))
     out: dict[int, tuple[int, ...]] = {}
-    for cpu, now in cur.cpus.items():
-        before = prev.cpus.get(cpu)
-        if before is None:
-            continue  # came online during the interval: no honest delta yet
-        out[cpu] = tuple(y - x if y > x else 0 for x, y in zip(before, now, strict=True))
+    for cpu, now in b.items():
+        before = a.get(cpu)
+        if before is None or _offline(before):
+            before = prev.gone.get(cpu)
+        if before is None or _offline(now):
+            continue  # never seen before: no honest delta yet
+        d = cpu_delta(tuple(map(int, before)), tuple(map(int, now)))
+        if d is not None:
+            out[cpu] = d
     return CoreSample(t=t, interval_s=interval_s, deltas=out)
+
+
+def carry(prev: ProcStat, cur: ProcStat) -> ProcStat:
+    """`cur` as the base of the next delta: with the last counters of every CPU seen before
+    and offline now (mpstat keeps them, so a CPU coming back is measured from them)."""
+    seen = dict(prev.gone)
+    seen.update((c, tuple(v)) for c, v in prev.cpus.items() if not _offline(v))
+    gone = {c: v for c, v in seen.items() if c not in cur.cpus or _offline(cur.cpus[c])}
+    if not gone and not cur.gone:
+        return cur
+    return ProcStat(cpus=cur.cpus, total=cur.total, btime=cur.btime,
+                    diagnostics=cur.diagnostics, gone=gone)
 
 
 class CoreDeltas:
@@ -158,6 +222,7 @@ class CoreDeltas:
         # and its counters with the names taken out (the total's, then each CPU's)
         self._names: list[bytes] | None = None
         self._last: list[int] = []
+        self._gone: Mapping[int, tuple[int, ...]] = {}  # offline CPUs' last counters
 
     def reset(self) -> ProcStat:
         """Read now as the base of the next delta (the full parse, validated)."""
@@ -167,6 +232,7 @@ class CoreDeltas:
 
     def _remember(self, cur: ProcStat) -> None:
         self._prev, self._vals, self._names = cur, None, None
+        self._gone = cur.gone
         cpus = cur.cpus
         if isinstance(cpus, PackedRows) and isinstance(cpus.flat, np.ndarray) and cur.total:
             n = len(cpus.ids)
@@ -192,12 +258,13 @@ class CoreDeltas:
             last = self._last
             flat = np.array(last[_NFIELDS:], np.int64).reshape(-1, _NFIELDS)
             self._prev = ProcStat(cpus=PackedRows(self._ids, flat),
-                                  total=tuple(last[:_NFIELDS]))
+                                  total=tuple(last[:_NFIELDS]), gone=self._gone)
         if self._prev is None:  # the last read was a fast one: view it as a ProcStat
             assert self._vals is not None
             grid = self._vals[_NFIELDS:].reshape(-1, _NFIELDS + 1)
             self._prev = ProcStat(cpus=PackedRows(self._ids, grid[:, 1:]),
-                                  total=tuple(self._vals[:_NFIELDS].tolist()))
+                                  total=tuple(self._vals[:_NFIELDS].tolist()),
+                                  gone=self._gone)
         return self._prev
 
     def sample(self, t: float, interval_s: float) -> CoreSample:
@@ -215,8 +282,9 @@ class CoreDeltas:
                 try:
                     cur = list(map(int, toks))
                     last = self._last
-                    # "I": a delta past 32 bits (an interval of years) is not the usual case
-                    d = array("I", [b - a if b > a else 0
+                    # "I": a delta past 32 bits (an interval of years) or below 0 (a
+                    # counter going backwards: the careful path's rules) is not the usual case
+                    d = array("I", [b - a
                                     for a, b in zip(last[_NFIELDS:], cur[_NFIELDS:], strict=True)])
                 except (ValueError, OverflowError):
                     pass
@@ -230,14 +298,15 @@ class CoreDeltas:
             # every numpy call costs ~10 µs on a cold cache at 1 Hz: as few as possible
             if vals.size == prev.size and \
                     vals[_NFIELDS::_NFIELDS + 1].tobytes() == self._id_bytes:
-                d = vals - prev
-                np.maximum(d, 0, out=d)
-                self._vals, self._prev = vals, None
-                return CoreSample(t=t, interval_s=interval_s,
-                                  deltas=PackedRows(self._ids, d.take(self._fields_at)))
+                d = (vals - prev).take(self._fields_at)
+                if d.min() >= 0:  # else a counter went backwards: the careful path
+                    self._vals, self._prev = vals, None
+                    return CoreSample(t=t, interval_s=interval_s,
+                                      deltas=PackedRows(self._ids, d))
         cur = parse_proc_stat(data, self._source)
-        out = delta(self._prev_stat(), cur, t, interval_s)
-        self._remember(cur)
+        before = self._prev_stat()
+        out = delta(before, cur, t, interval_s)
+        self._remember(carry(before, cur))
         return out
 
 

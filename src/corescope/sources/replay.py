@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 from corescope.model.cores import CoreSample
 from corescope.sources.frames import Frame
-from corescope.sources.procstat import delta, parse_proc_stat
+from corescope.sources.procstat import carry, delta, parse_proc_stat
 
 
 def replay_samples(frames: list[Frame]) -> Iterator[CoreSample]:
@@ -16,4 +16,5 @@ def replay_samples(frames: list[Frame]) -> Iterator[CoreSample]:
         cur = parse_proc_stat(f.root.read_bytes("/proc/stat"))
         if prev is not None:
             yield delta(prev, cur, f.time, f.time - prev_t)
+            cur = carry(prev, cur)
         prev, prev_t = cur, f.time

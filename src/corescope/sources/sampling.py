@@ -8,7 +8,7 @@ import time
 from corescope.model.cores import CoreSample
 from corescope.rootfs import Root
 from corescope.sources.frames import has_frames, load_frames
-from corescope.sources.procstat import ProcStatReader, delta
+from corescope.sources.procstat import ProcStatReader, carry, delta
 from corescope.sources.replay import replay_samples
 
 
@@ -35,5 +35,5 @@ def sample_cores(root: Root, seconds: float, interval: float = 1.0) -> list[Core
             time.sleep(wait)
             cur, mono = reader.read(), time.monotonic()
             out.append(delta(prev, cur, time.time(), mono - prev_mono))
-            prev, prev_mono = cur, mono
+            prev, prev_mono = carry(prev, cur), mono
     return out

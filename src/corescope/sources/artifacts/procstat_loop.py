@@ -16,7 +16,7 @@ from corescope.model.cores import CoreSample
 from corescope.sources.artifacts.base import BootTime, Parsed
 from corescope.sources.artifacts.dates import EPOCH_MAX
 from corescope.sources.artifacts.loops import split_dated
-from corescope.sources.procstat import ProcStat, delta, parse_proc_stat
+from corescope.sources.procstat import ProcStat, carry, delta, parse_proc_stat
 
 KINDS = ("proc_stat",)
 USER_HZ = 100  # /proc/stat's unit on every architecture Linux exports it for
@@ -79,7 +79,9 @@ def parse(data: bytes, kind: str, source: str) -> Parsed:
                "(use `date; cat /proc/stat` in the loop)")
         return p
     samples: list[CoreSample] = []
+    based = snaps[0][1]  # the pair's first snapshot, with the offline CPUs' last counters
     for (t0, a), (t1, b) in itertools.pairwise(snaps):
+        base, based = based, b  # a skipped pair carries nothing over
         if t0 is None or t1 is None:
             p.diag("a snapshot without its date line was skipped")
             continue
@@ -94,7 +96,8 @@ def parse(data: bytes, kind: str, source: str) -> Parsed:
             p.diag(f"btime changed between snapshots (a reboot at about {b.btime}): pair "
                    "skipped")
             continue
-        s = delta(a, b, t1, itv)
+        s = delta(base, b, t1, itv)
+        based = carry(base, b)
         # materialise: packed numpy rows must not outlive the snapshots they came from
         samples.append(CoreSample(s.t, s.interval_s,
                                   {c: tuple(int(v) for v in s.deltas[c]) for c in s.deltas}))
