@@ -1,0 +1,144 @@
+"""The packages' imports point one way (sources | store -> evidence -> investigate -> render ->
+views). Read from the code's own import statements (module level and inside functions), so a new
+arrow up the stack fails here the day it is written.
+
+KNOWN lists the arrows that still point the wrong way, file by file, each to be removed by moving
+the shared piece down a layer. An arrow not in KNOWN fails; a KNOWN entry the code no longer has
+fails too, so the list only shrinks."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+SRC = Path(__file__).resolve().parents[2] / "src" / "corescope"
+
+# What each package may import (besides itself). The foundation is plain records and small
+# utilities; sources only parse and analysis only computes, so neither knows the store; the store
+# keeps records and runs no parser; an investigation reads only Evidence.
+FOUNDATION = {"model", "timeparse", "rootfs", "runner", "protect"}
+_DATA = FOUNDATION | {"sources", "analysis", "store"}
+ALLOWED: dict[str, set[str]] = {
+    **{pkg: set() for pkg in FOUNDATION},
+    "sources": FOUNDATION,
+    "analysis": FOUNDATION,
+    "store": FOUNDATION,
+    "ingest": _DATA | {"sensors"},
+    "sensors": _DATA | {"ingest"},
+    "evidence": _DATA,
+    "investigate": FOUNDATION | {"analysis", "evidence"},
+    "render": FOUNDATION | {"analysis", "evidence", "investigate"},
+    "recorder": _DATA | {"sensors", "ingest"},
+    "sdnotify": _DATA | {"sensors", "recorder"},
+    "capture": _DATA | {"evidence", "investigate", "render", "ingest"},
+    "lab": _DATA | {"evidence", "investigate", "render", "capture"},
+    "metrics": _DATA | {"sensors", "ingest", "recorder", "evidence", "investigate", "render",
+                        "capture", "(top)"},
+    "views": _DATA | {"sensors", "ingest", "recorder", "sdnotify", "evidence", "investigate",
+                      "render", "capture", "lab", "metrics", "(top)"},
+    "(top)": {"views"},
+}
+
+# (importing file, imported package): the arrows still to be turned round.
+KNOWN: set[tuple[str, str]] = {
+    ("sources/artifacts/native.py", "capture"),   # the bundle format constant and codec
+    ("sources/perf_import.py", "store"),          # a source that writes the ring itself
+    ("store/profile_query.py", "sources"),        # the ring query parses perf text
+    ("store/series.py", "analysis"),              # the mode bounds of the cores search
+    ("evidence/base.py", "investigate"),          # PressureSummary is an investigation type
+    ("evidence/live.py", "investigate"),
+    ("evidence/memory.py", "investigate"),
+    ("evidence/merged.py", "investigate"),
+    ("evidence/store.py", "investigate"),
+    ("investigate/pressure.py", "store"),         # pressure rates live in the store
+    ("investigate/build.py", "sources"),          # interrupt names parsed at build time
+    ("render/text.py", "views"),                  # echo() lives in views/term.py
+    ("metrics/pyroscope.py", "views"),            # the pprof encoder lives in views/
+    ("ingest/native_write.py", "capture"),        # the native codec lives in capture/
+}
+
+
+def _package(parts: tuple[str, ...]) -> str:
+    """corescope.<pkg>... -> pkg; the top modules (corescope, __main__) are '(top)'."""
+    if len(parts) < 2 or parts[1] in ("__init__", "__main__"):
+        return "(top)"
+    return parts[1]
+
+
+def _imports(path: Path) -> set[str]:
+    """Every corescope module this file imports, relative imports resolved."""
+    rel = path.relative_to(SRC.parent).with_suffix("")
+    here = list(rel.parts if path.name == "__init__.py" else rel.parts[:-1])
+    if path.name == "__init__.py":
+        here = here[:-1]
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            found.update(a.name for a in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = here[: len(here) - (node.level - 1)]
+                found.add(".".join([*base, *([node.module] if node.module else [])]))
+            elif node.module:
+                found.add(node.module)
+    return {m for m in found if m == "corescope" or m.startswith("corescope.")}
+
+
+def arrows() -> set[tuple[str, str]]:
+    """(file, package) for every import of another package."""
+    out: set[tuple[str, str]] = set()
+    for path in SRC.rglob("*.py"):
+        rel = path.relative_to(SRC.parent)
+        own = _package(rel.with_suffix("").parts)
+        for mod in _imports(path):
+            pkg = _package(tuple(mod.split(".")))
+            if pkg != own:
+                out.add((str(path.relative_to(SRC)), pkg))
+    return out
+
+
+def _own(file: str) -> str:
+    return _package(("corescope", *Path(file).with_suffix("").parts))
+
+
+def _wrong_way(file: str, pkg: str) -> bool:
+    return pkg not in ALLOWED[_own(file)]
+
+
+def test_every_package_has_a_layer() -> None:
+    pkgs = {_own(f) for f, _ in arrows()} | {p for _, p in arrows()}
+    assert pkgs <= set(ALLOWED), f"say what these may import: {sorted(pkgs - set(ALLOWED))}"
+
+
+def test_imports_point_down_the_layers() -> None:
+    wrong = {(f, p) for f, p in arrows() if _wrong_way(f, p)}
+    new = sorted(wrong - KNOWN)
+    assert not new, "imports up the layers (move the shared piece down instead):\n" + "\n".join(
+        f"  {f} -> {p}" for f, p in new)
+
+
+def test_known_exceptions_are_still_real() -> None:
+    wrong = {(f, p) for f, p in arrows() if _wrong_way(f, p)}
+    stale = sorted(KNOWN - wrong)
+    assert not stale, "turned round already: remove from KNOWN:\n" + "\n".join(
+        f"  {f} -> {p}" for f, p in stale)
+
+
+def test_the_checker_sees_a_wrong_arrow(tmp_path: Path) -> None:
+    """The rule itself: a source importing the store is up the layers; the reverse is not."""
+    assert _wrong_way("sources/x.py", "store")
+    assert _wrong_way("store/x.py", "sources")
+    assert _wrong_way("evidence/x.py", "investigate")
+    assert _wrong_way("render/x.py", "views")
+    assert not _wrong_way("store/x.py", "model")
+    assert not _wrong_way("views/x.py", "render")
+    # and the parser resolves relative imports
+    pkg = tmp_path / "corescope" / "sources"
+    pkg.mkdir(parents=True)
+    (pkg / "m.py").write_text("from ..store import db\nfrom . import kmsg\n")
+    global SRC
+    saved, SRC = SRC, tmp_path / "corescope"
+    try:
+        assert _imports(pkg / "m.py") == {"corescope.store", "corescope.sources"}
+    finally:
+        SRC = saved
