@@ -8,6 +8,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import IO, TYPE_CHECKING, Any
 
+from corescope.errors import MissingTool
+
 if TYPE_CHECKING:
     import subprocess
 
@@ -28,7 +30,7 @@ class RunResult:
         return self.returncode == 0
 
 
-class ToolMissing(RuntimeError):
+class ToolMissing(MissingTool, RuntimeError):
     """The program is not installed; the message names it."""
 
 

@@ -7,6 +7,8 @@ import re
 import time
 from datetime import UTC, datetime
 
+from corescope.errors import InvalidInput
+
 _UNITS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0}
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h|d)?\s*$", re.IGNORECASE)
 # compound: 1h30m, 2m30s, 1d12h (each unit once, largest first)
@@ -17,7 +19,7 @@ EPOCH_MIN = 1e8
 _AGO = re.compile(r"^\s*(.+?)\s+ago\s*$", re.IGNORECASE)
 
 
-class TimeParseError(ValueError):
+class TimeParseError(InvalidInput, ValueError):
     """A duration or instant that cannot be read; the message says what was expected."""
 
 

@@ -16,10 +16,11 @@ SRC = Path(__file__).resolve().parents[2] / "src" / "corescope"
 # What each package may import (besides itself). The foundation is plain records and small
 # utilities; sources only parse and analysis only computes, so neither knows the store; the store
 # keeps records and runs no parser; an investigation reads only Evidence.
-FOUNDATION = {"model", "timeparse", "rootfs", "runner", "protect"}
+FOUNDATION = {"model", "errors", "timeparse", "rootfs", "runner", "protect"}
 _DATA = FOUNDATION | {"sources", "analysis", "store"}
 ALLOWED: dict[str, set[str]] = {
-    **{pkg: set() for pkg in FOUNDATION},
+    "errors": set(),
+    **{pkg: {"errors"} for pkg in FOUNDATION - {"errors"}},
     "sources": FOUNDATION,
     "analysis": FOUNDATION,
     "store": FOUNDATION,

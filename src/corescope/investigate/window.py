@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+from corescope.errors import InvalidInput
 from corescope.evidence.base import Coverage
 from corescope.investigate.model import Window
 
 
-class WindowError(ValueError):
+class WindowError(InvalidInput, ValueError):
     """A window that cannot be: the message says why."""
 
 

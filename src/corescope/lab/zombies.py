@@ -28,6 +28,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+from corescope.errors import CorescopeError
 from corescope.lab.hotcore import set_process_name
 from corescope.model.cgroups import LAB_NAME
 from corescope.rootfs import Root
@@ -38,7 +39,7 @@ PIDFILE_NAME = "crashloop.pid"
 PAGE = b"corescope-lab: this page pins a memory cgroup\n".ljust(4096, b".")
 
 
-class LabError(RuntimeError):
+class LabError(CorescopeError, RuntimeError):
     """The lab cannot run here; the message says why."""
 
 

@@ -13,6 +13,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from corescope import __version__
+from corescope.errors import InvalidInput
 from corescope.rootfs import Root
 from corescope.runner import Runner
 from corescope.sensors.base import Tap
@@ -24,7 +25,7 @@ DIAGNOSIS_WINDOW_S = 3600.0
 DEFAULT_LISTEN = "127.0.0.1:9723"
 
 
-class ListenError(ValueError):
+class ListenError(InvalidInput, ValueError):
     pass
 
 

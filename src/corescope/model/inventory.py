@@ -6,6 +6,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from corescope.errors import InvalidInput
+
 SCHEMA = 1
 
 
@@ -56,7 +58,7 @@ class Inventory:
         }
 
 
-class InventoryError(ValueError):
+class InventoryError(InvalidInput, ValueError):
     pass
 
 

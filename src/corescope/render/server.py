@@ -20,6 +20,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Protocol
 from urllib.parse import parse_qs, urlsplit
 
+from corescope.errors import InvalidInput
 from corescope.render.page import asset, page
 
 MAX_FLAME_S = 3600.0
@@ -37,7 +38,7 @@ class Backend(Protocol):
               diff: bool) -> dict[str, Any]: ...
 
 
-class BadRequest(ValueError):
+class BadRequest(InvalidInput, ValueError):
     pass
 
 

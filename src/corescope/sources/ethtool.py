@@ -15,6 +15,8 @@ import os
 import socket
 import struct
 
+from corescope.errors import MissingTool
+
 SIOCETHTOOL = 0x8946
 ETHTOOL_GSTRINGS = 0x1B
 ETHTOOL_GSTATS = 0x1D
@@ -32,7 +34,7 @@ def _slack(n: int) -> int:
     return 2 * n + 1024
 
 
-class EthtoolError(OSError):
+class EthtoolError(MissingTool, OSError):
     pass
 
 

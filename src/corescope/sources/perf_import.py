@@ -30,6 +30,7 @@ from typing import BinaryIO
 
 import zstandard
 
+from corescope.errors import InvalidInput
 from corescope.model.common import Diagnostic
 from corescope.model.profiles import NO_CLOCK, UNANCHORED, ProfileChunk, StackSample
 from corescope.sources import folded, perf_layout, perf_script
@@ -46,7 +47,7 @@ STDIN = "-"
 TICK = 1e-6
 
 
-class InputError(Exception):
+class InputError(InvalidInput):
     """An input that cannot be read at all (the message says why)."""
 
 

@@ -22,6 +22,8 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
 from pathlib import Path
 
+from corescope.errors import StoreFault
+
 DB_NAME = "corescope.db"
 
 # Modules that define `DDL: str` and optionally `retain(store, cutoff_wall)`.
@@ -36,7 +38,7 @@ SCHEMA_MODULES: tuple[str, ...] = (
 )
 
 
-class StoreError(RuntimeError):
+class StoreError(StoreFault, RuntimeError):
     """The store cannot be opened or used; the message says why and what to do."""
 
     def __init__(self, message: str, corrupt: bool = False) -> None:

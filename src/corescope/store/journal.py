@@ -42,6 +42,7 @@ from contextlib import suppress
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from corescope.errors import StoreFault
 from corescope.model.common import Diagnostic
 from corescope.model.packed import NF
 
@@ -158,7 +159,7 @@ def capacity_for(ncpu: int, rows: int) -> int:
     return min(MAX_BYTES, (size + page - 1) // page * page)
 
 
-class JournalBusy(OSError):
+class JournalBusy(StoreFault, OSError):
     """Another recorder holds this store's journal."""
 
 

@@ -22,6 +22,7 @@ from pathlib import Path
 
 import zstandard
 
+from corescope.errors import InvalidInput
 from corescope.model.common import Diagnostic
 from corescope.model.profiles import ProfileChunk, StackSample
 from corescope.runner import Runner, ToolMissing
@@ -40,7 +41,7 @@ Progress = Callable[[int, int, str], None]
 BLOCK = 1 << 20  # text is handed to the parser in blocks this size: memory stays bounded
 
 
-class NoSuchCpu(ValueError):
+class NoSuchCpu(InvalidInput, ValueError):
     """`perf script -C N` for a CPU the recording does not have: a usage error, not a note."""
 
 

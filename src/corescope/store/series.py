@@ -24,6 +24,7 @@ from typing import NamedTuple
 import numpy as np
 import zstandard
 
+from corescope.errors import InvalidInput, StoreFault
 from corescope.model.common import Diagnostic
 from corescope.model.cores import MODES, CoreSample
 from corescope.model.matrix import NF, UNKNOWN_BOUND, CoreMatrix, LazyCoreMatrix, Zone
@@ -54,7 +55,7 @@ _ZC = zstandard.ZstdCompressor(level=12)
 _ZD = zstandard.ZstdDecompressor()
 
 
-class SeriesFormatError(ValueError):
+class SeriesFormatError(StoreFault, ValueError):
     """A stored block or row that cannot be decoded."""
 
 
@@ -358,7 +359,7 @@ MAX_INTERVAL_S = (1 << 32) / 1e6 - 1
 MAX_BLOCK_SPAN_S = 86400.0
 
 
-class InvalidSample(ValueError):
+class InvalidSample(InvalidInput, ValueError):
     """A sample whose time or interval cannot be stored; the message says which and why."""
 
 

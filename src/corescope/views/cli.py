@@ -13,6 +13,7 @@ from pathlib import Path
 import click
 
 from corescope import __version__
+from corescope.errors import CorescopeError
 
 # ─── The command table ──────────────────────────────────────────────────────────────────────
 # To add a command: add ONE row (name, module, one-line help). The module defines the click
@@ -204,6 +205,10 @@ def main(argv: list[str] | None = None) -> None:
     gc.disable()
     try:
         cli(args=hoist_global_options(args), prog_name="corescope")
+    except CorescopeError as exc:
+        # every deliberate error, of any kind, is its message and its exit code: never a traceback
+        click.echo(f"corescope: {exc}", err=True)
+        sys.exit(exc.exit_code)
     except Exception as exc:
         # a store that turns out damaged mid-read: say so, never a traceback
         from corescope.store.db import is_corruption

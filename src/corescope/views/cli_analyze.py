@@ -41,7 +41,6 @@ def analysis_store(obj: CliContext) -> Iterator[Store]:
             store = Store.open(obj.store_dir, create=True)
         except StoreError as exc:
             fail(str(exc))
-            raise
         if get_meta(store, ORIGIN) != "analyze" and time_span(store) is not None:
             store.close()
             fail(f"{obj.store_dir} holds a live recording; analyze into another --store "

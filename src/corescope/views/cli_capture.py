@@ -48,7 +48,6 @@ def capture(obj: CliContext, event_id: int | None, before: float, after: float,
             e = ev.event(event_id)
             if e is None:
                 fail(f"no event with id {event_id} in {obj.store_dir}")
-            assert e is not None
             window = Window(e.time - before, e.time + after)
         else:
             window = window_or_fail(ev.coverage(), since, until, last)
@@ -57,7 +56,6 @@ def capture(obj: CliContext, event_id: int | None, before: float, after: float,
             size = write_bundle(bundle, output)
         except OSError as exc:
             fail(f"cannot write {output}: {exc.strerror or exc}")
-            raise
     finally:
         ev.close()
     term.echo(f"wrote {output} ({size / 1e6:.1f} MB): {iso(window.start)} – {iso(window.end)} "

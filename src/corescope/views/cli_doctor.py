@@ -59,7 +59,6 @@ def doctor(obj: CliContext, seconds: float, since: float | None, until: float | 
             window = window_or_fail(ev.coverage(), since, until, None)
     except WindowError as exc:
         fail(str(exc))
-        raise
     inv = investigate(ev, window)
     ev.close()
     inv.statuses[:0] = extra

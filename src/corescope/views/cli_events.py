@@ -37,7 +37,6 @@ def events_from_file(path: Path) -> tuple[list[KernelEvent], list[str], str]:
         data = read_capped(path, MAX_LOG_BYTES, allow_pipe=True)
     except OSError as exc:
         fail(f"cannot read {path}: {exc.strerror or exc}")
-        raise
     records, diags = parse_saved_log(data, str(path))
     events, clock = classify_saved_log(records, anchor_clock())
     return events, [str(d) for d in diags[:50]], clock
@@ -120,7 +119,6 @@ def report(obj: CliContext, event_id: int | None, since: float | None, until: fl
         store.close()
         if ev is None:
             fail(f"no event with id {event_id} in {obj.store_dir}")
-        assert ev is not None
         opts = Options(correlation_window_s=window, focus_event=ev)
         since, until, last = ev.time - window, ev.time + 1, None
     if as_html:
@@ -128,7 +126,6 @@ def report(obj: CliContext, event_id: int | None, since: float | None, until: fl
             fail("--html writes a file: give -o FILE (and no --json)")
         from corescope.views.report_pages import store_html_report
 
-        assert output is not None
         inv = store_html_report(obj, since, until, last, opts, output)
         raise SystemExit(EXIT_FINDINGS if inv.incidents else EXIT_OK)
     if output is not None:

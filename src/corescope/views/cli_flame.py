@@ -18,6 +18,7 @@ from click.core import ParameterSource
 from corescope.analysis.flame import Profile, diff_folded, is_idle
 from corescope.analysis.flame_report import FlameReport, top_table
 from corescope.analysis.subsecond import Heatmap
+from corescope.errors import InvalidInput
 from corescope.model.common import Diagnostic
 from corescope.model.profiles import StackSample
 from corescope.sources import perf_import
@@ -44,7 +45,7 @@ DEFAULT_HZ = 49  # `record --profile-hz` default, when nothing says otherwise
 FORMATS = ("top", "json", "folded", "html", "pprof", "speedscope")
 
 
-class EventError(RuntimeError):
+class EventError(InvalidInput, RuntimeError):
     pass
 
 

@@ -23,7 +23,6 @@ def serve(obj: CliContext, listen: str) -> None:
         host, port = parse_listen(listen)
     except ValueError as exc:
         fail(str(exc))
-        raise
     if not (obj.store_dir / DB_NAME).exists():
         fail(f"no store at {obj.store_dir}: run `corescope record` (or `corescope analyze "
              "--store DIR`) first, or give --store")
@@ -35,7 +34,6 @@ def serve(obj: CliContext, listen: str) -> None:
         srv = make_server(host, port, store_backend(obj.store_dir, obj.runner))
     except OSError as exc:
         fail(f"cannot listen on {listen}: {exc.strerror or exc}")
-        raise
     shown = f"[{host}]" if ":" in host else host
     click.echo(f"corescope: serving {obj.store_dir} on http://{shown}:{srv.server_address[1]}/ "
                "(read-only; Ctrl-C stops)", err=True)

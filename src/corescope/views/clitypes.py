@@ -10,7 +10,7 @@ import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, NoReturn
 
 import click
 
@@ -133,7 +133,7 @@ def write_private(path: Path, data: bytes) -> None:
         fail(f"cannot write {path}: {why or exc}")
 
 
-def fail(message: str, code: int = EXIT_USAGE) -> None:
+def fail(message: str, code: int = EXIT_USAGE) -> NoReturn:
     """Print a clear error and exit with the usage/environment code."""
     click.echo(f"corescope: {message}", err=True)
     sys.exit(code)
@@ -156,5 +156,4 @@ def open_store_or_fail(obj: CliContext, hint: str = "") -> Store:
         return Store.open(obj.store_dir, create=False)
     except StoreError as exc:
         fail(f"{exc}{'; ' + hint if hint else ''}")
-        raise  # unreachable: fail exits
 

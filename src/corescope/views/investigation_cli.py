@@ -27,7 +27,6 @@ def open_store(obj: CliContext, hint: str = "", required: bool = True) -> Store 
         if not required:
             raise
         fail(f"{exc}{'; ' + hint if hint else ''}")
-        raise
 
 
 def store_investigation(obj: CliContext, since: float | None, until: float | None,

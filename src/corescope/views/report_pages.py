@@ -73,7 +73,6 @@ def store_html_report(obj: CliContext, since: float | None, until: float | None,
                                     default_last=3600.0, coverage=ev.coverage())
         except WindowError as exc:
             fail(str(exc))
-            raise
         inv = investigate(ev, window, options)
         size = write_html_report(ev, inv, output)
     finally:

@@ -46,4 +46,3 @@ def window_or_fail(coverage: Coverage | None, since: float | None, until: float 
                               default_last=default_last, coverage=coverage)
     except WindowError as exc:
         fail(str(exc))
-        raise

@@ -17,6 +17,7 @@ from typing import Any
 
 import zstandard
 
+from corescope.errors import InvalidInput
 from corescope.sources.artifacts import KIND_MODULES, SNIFF_BYTES
 
 GZIP_MAGIC = b"\x1f\x8b"
@@ -26,11 +27,11 @@ BZ2_MAGIC = b"BZh"
 MAX_LAYERS = 3  # compressed inside compressed: more is a decompression bomb or garbage
 
 
-class TooBig(ValueError):
+class TooBig(InvalidInput, ValueError):
     """Decompressed content over the cap."""
 
 
-class Truncated(EOFError):
+class Truncated(InvalidInput, EOFError):
     """The compressed stream ends early; `data` is what it held up to there."""
 
     def __init__(self, data: bytes) -> None:
