@@ -17,10 +17,12 @@ doctor:
 test:
 	@scripts/setup.sh test
 	$(PY) -m ruff check src tests bench
+	$(PY) -m mypy
 	$(PY) -m pytest -q
 
 lint:
 	$(PY) -m ruff check src tests bench
+	$(PY) -m mypy
 
 bench:
 	@for b in bench/*.py; do echo "== $$b"; $(PY) $$b || exit 1; done

@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 import sys
 from collections.abc import Callable, Sequence
+from typing import cast
 
 import numpy as np
 
@@ -164,9 +165,9 @@ def find_episodes_matrix(
         first = np.flatnonzero(new)
         ends = np.append(ks[first[1:] - 1], ks[-1])
         for k0, k1 in zip(ks[first].tolist(), ends.tolist(), strict=True):
-            ep = inherited(i, k0, k1) if inherited else _UNKNOWN
-            if ep is _UNKNOWN:
-                ep = _episode(m, i, k0, k1, threshold, min_duration, mode)
+            known = inherited(i, k0, k1) if inherited else _UNKNOWN
+            ep = (_episode(m, i, k0, k1, threshold, min_duration, mode) if known is _UNKNOWN
+                  else cast("Episode | None", known))
             runs[(i, k0, k1)] = ep
             if ep is not None:
                 episodes.append(ep)

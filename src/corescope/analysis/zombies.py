@@ -198,10 +198,10 @@ def restart_rates(records: Sequence[RestartRecord], uptime_s: float | None,
                 jr = (len(js) - 1) / span * 3600.0
                 if per_hour is None or basis != "observed":
                     per_hour, basis = jr, "journal"
-        span = _counted_span(last)
-        if per_hour is None and last.restarts is not None and span:
+        counted_s = _counted_span(last)
+        if per_hour is None and last.restarts is not None and counted_s:
             # the counter's own start (a pod's restartCount counts from the pod's start)
-            per_hour = last.restarts / (span / 3600.0)
+            per_hour = last.restarts / (counted_s / 3600.0)
             basis = "since-start"
         if per_hour is None and last.restarts is not None and uptime_s:
             per_hour = last.restarts / (uptime_s / 3600.0)
@@ -219,8 +219,9 @@ def _counted_span(r: RestartRecord) -> float | None:
     span = r.detail.get("counted_s")
     if span is None and isinstance(since := r.detail.get("counted_since"), int | float):
         span = r.t - since
-    ok = isinstance(span, int | float) and not isinstance(span, bool) and 60.0 <= span < 1e10
-    return float(span) if ok else None  # under a minute, a rate would be noise
+    if isinstance(span, int | float) and not isinstance(span, bool) and 60.0 <= span < 1e10:
+        return float(span)
+    return None  # under a minute, a rate would be noise
 
 
 _LOOPING_STATES = {"auto-restart", "restarting", "CONTAINER_EXITED", "activating",

@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from corescope.model.common import Diagnostic, SensorStatus
     from corescope.model.cores import CoreSample
     from corescope.model.events import KernelEvent, QueueIrq, SoftirqSample
+    from corescope.model.matrix import CoreMatrix
     from corescope.model.profiles import StackSample
 
 
@@ -110,7 +111,9 @@ class Evidence(Protocol):
 
     def coverage(self) -> Coverage: ...
 
-    def core_samples(self, t0: float, t1: float) -> list[CoreSample]: ...
+    def core_samples(self, t0: float, t1: float) -> CoreMatrix | list[CoreSample]:
+        """The samples of [t0, t1): a CoreMatrix (arrays) from the store, a list elsewhere."""
+        ...
 
     def events(self, t0: float, t1: float) -> list[KernelEvent]: ...
 

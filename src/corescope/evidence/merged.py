@@ -15,6 +15,7 @@ from corescope.model.cores import CoreSample
 from corescope.model.events import KernelEvent, QueueIrq, SoftirqSample
 
 if TYPE_CHECKING:  # stacks come from the store, which loads the record when it reads them
+    from corescope.model.matrix import CoreMatrix
     from corescope.model.profiles import StackSample
 
 
@@ -37,12 +38,12 @@ class MergedEvidence:
                         censuses=_union(a.censuses, b.censuses), profiles=a.profiles,
                         cpus=b.cpus or a.cpus)
 
-    def core_samples(self, t0: float, t1: float) -> list[CoreSample]:
+    def core_samples(self, t0: float, t1: float) -> CoreMatrix | list[CoreSample]:
         stored = self.stored.core_samples(t0, t1)
         live = self.live.core_samples(t0, t1)
         if stored:
             live = [s for s in live if s.t > stored[-1].t]
-        return stored + live
+        return stored + list(live)  # a stored CoreMatrix stays one (its __add__)
 
     def events(self, t0: float, t1: float) -> list[KernelEvent]:
         stored = self.stored.events(t0, t1)

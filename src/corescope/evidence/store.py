@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 from corescope.evidence.base import (
@@ -14,7 +14,6 @@ from corescope.evidence.base import (
     Span,
 )
 from corescope.model.common import Diagnostic, SensorStatus
-from corescope.model.cores import CoreSample
 from corescope.model.events import KernelEvent, QueueIrq, SoftirqSample
 from corescope.runner import Runner
 from corescope.store import census as census_store
@@ -31,6 +30,7 @@ from corescope.timeparse import format_duration
 if TYPE_CHECKING:
     from corescope.investigate.model import PressureSummary
     from corescope.model.cgroups import ChurnCount, MemcgCensus, StatReadCost
+    from corescope.model.matrix import CoreMatrix
     from corescope.model.profiles import StackSample
 
 V2_BASIS = "v2 cgroup.stat: own dying excess over the children's counts"
@@ -75,7 +75,7 @@ class StoreEvidence:
 
     # --- per-core, events, stacks ---------------------------------------------------------
 
-    def core_samples(self, t0: float, t1: float) -> Sequence[CoreSample]:
+    def core_samples(self, t0: float, t1: float) -> CoreMatrix:
         # a CoreMatrix: arrays decoded block by block, no Python object per sample
         return read_matrix(self.store, t0, t1)
 

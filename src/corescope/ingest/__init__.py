@@ -240,7 +240,7 @@ def import_paths(paths: Sequence[str | Path], store: Store, *, boot_time: float 
                        dedupe_kernel=sum(1 for p in parsed_all if p.kernel) > 1)
 
     order = sorted(range(len(entries)), key=lambda i: _SAMPLE_PRIORITY.get(
-        entries[i][0].kind if entries[i][0] else "", 9))
+        e.kind if (e := entries[i][0]) else "", 9))
     for i in order:
         parsed, rep, a = entries[i]
         if parsed is None:

@@ -237,11 +237,11 @@ def print_zombies(r: ZombieReport, statuses: Sequence[SensorStatus],
     if not r.locations:
         echo("  -")
     echo("suspects:")
-    for i, s in enumerate(r.suspects[:10], 1):
-        ev = s.evidence
+    for i, sus in enumerate(r.suspects[:10], 1):
+        ev = sus.evidence
         bits = [f"{k}={ev[k]}" for k in ("removed_per_hour", "restarts", "restarts_per_hour",
                                           "state", "explains_pct_of_growth") if k in ev]
-        echo(f"  {i}. {s.name} ({s.kind}) score {s.score:.2f}: {', '.join(bits)}")
+        echo(f"  {i}. {sus.name} ({sus.kind}) score {sus.score:.2f}: {', '.join(bits)}")
     if not r.suspects:
         echo("  - (no cgroup churn and no restarting unit or container found)")
     if r.stat_read:

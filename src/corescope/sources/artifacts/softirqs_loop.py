@@ -39,8 +39,8 @@ def parse(data: bytes, kind: str, source: str) -> Parsed:
             undated += 1
             continue
         soft, diags = parse_softirqs("\n".join(lines), source)
-        for d in diags[:3]:
-            p.diag(d.message, lineno + (d.line or 0))
+        for diag in diags[:3]:
+            p.diag(diag.message, lineno + (diag.line or 0))
         if "NET_RX" not in soft:
             p.diag("read without a NET_RX row", lineno)
             continue
