@@ -46,12 +46,6 @@ KNOWN: set[tuple[str, str]] = {
     ("sources/perf_import.py", "store"),          # a source that writes the ring itself
     ("store/profile_query.py", "sources"),        # the ring query parses perf text
     ("store/series.py", "analysis"),              # the mode bounds of the cores search
-    ("evidence/base.py", "investigate"),          # PressureSummary is an investigation type
-    ("evidence/live.py", "investigate"),
-    ("evidence/memory.py", "investigate"),
-    ("evidence/merged.py", "investigate"),
-    ("evidence/store.py", "investigate"),
-    ("investigate/pressure.py", "store"),         # pressure rates live in the store
     ("investigate/build.py", "sources"),          # interrupt names parsed at build time
     ("render/text.py", "views"),                  # echo() lives in views/term.py
     ("metrics/pyroscope.py", "views"),            # the pprof encoder lives in views/

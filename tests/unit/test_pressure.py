@@ -10,6 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from conftest import FIXTURES
+from corescope.analysis import pressure as ap
 from corescope.ingest import import_paths
 from corescope.lab.scenarios import generate
 from corescope.model.pressure import RunQueue, SchedstatSample
@@ -89,13 +90,13 @@ def test_store_round_trip_and_rates(tmp_path: Path) -> None:
     store.conn.execute("INSERT INTO runqueue VALUES (105.0, 15, x'00ff')")  # a damaged row
     got = sp.read_schedstat(store, 0, 1e9)
     assert [s.t for s in got] == [100.0, 110.0] and got[0].cpus == s1.cpus
-    rates = sp.wait_rates(got)
+    rates = ap.wait_rates(got)
     assert set(rates) == {0, 1, 2, 3}
     assert all(abs(r[0].per_s - 0.5) < 1e-9 for r in rates.values())
     assert sp.read_psi(store, 0, 1e9) == [psi]
     assert sp.read_vmstat(store, 0, 1e9)[0].counters == vm.counters
     # a reboot (counter went backwards) gives no rate for that step
-    assert [r.per_s for r in sp.rates([(0, 10), (1, 20), (2, 5), (3, 7)])] == [10.0, 2.0]
+    assert [r.per_s for r in ap.rates([(0, 10), (1, 20), (2, 5), (3, 7)])] == [10.0, 2.0]
     sp.retain(store, 105.0)
     assert [s.t for s in sp.read_schedstat(store, 0, 1e9)] == [110.0]
     store.close()
@@ -161,9 +162,9 @@ def test_saved_loops_are_detected_and_imported(tmp_path: Path) -> None:
     psi = [s for s in sp.read_psi(store, w0 - 1, w1 + 1) if s.resource == "cpu"]
     assert len(psi) == 61
     # contention: CPU "some" stalls most of the time, every CPU's tasks wait to run
-    cpu_some = sp.rates([(s.t, s.some.total_us) for s in psi if s.some])
+    cpu_some = ap.rates([(s.t, s.some.total_us) for s in psi if s.some])
     assert sum(r.per_s for r in cpu_some) / len(cpu_some) / 1e6 > 0.3
-    waits = sp.wait_rates(sp.read_schedstat(store, w0, w1 + 1))
+    waits = ap.wait_rates(sp.read_schedstat(store, w0, w1 + 1))
     assert set(waits) == set(range(8)) and min(r.per_s for v in waits.values() for r in v) > 0.3
     store.close()
 

@@ -16,7 +16,6 @@ from typing import TYPE_CHECKING, Protocol
 # Annotations only: the records are defined where they are made, so a log-only
 # investigation (`events --file`) does not define the cgroup and stack records at start-up.
 if TYPE_CHECKING:
-    from corescope.investigate.model import PressureSummary
     from corescope.model.cgroups import (
         CgroupLayout,
         ChurnCount,
@@ -29,6 +28,7 @@ if TYPE_CHECKING:
     from corescope.model.cores import CoreSample
     from corescope.model.events import KernelEvent, QueueIrq, SoftirqSample
     from corescope.model.matrix import CoreMatrix
+    from corescope.model.pressure import PressureSummary
     from corescope.model.profiles import StackSample
 
 

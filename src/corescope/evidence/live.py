@@ -17,11 +17,11 @@ from corescope.evidence.base import (
     Span,
 )
 from corescope.evidence.store import V2_BASIS
-from corescope.investigate.model import PressureSummary
 from corescope.model.cgroups import ChurnCount, MemcgCensus, StatReadCost
 from corescope.model.common import Diagnostic, SensorStatus
 from corescope.model.cores import CoreSample
 from corescope.model.events import KernelEvent, KmsgRecord, QueueIrq, SoftirqSample
+from corescope.model.pressure import PressureSummary
 from corescope.rootfs import Root
 from corescope.runner import Runner
 

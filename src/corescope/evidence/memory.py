@@ -11,11 +11,11 @@ from typing import TYPE_CHECKING
 from corescope.evidence.base import CgroupState, Coverage, RestartEvidence, Span
 
 if TYPE_CHECKING:  # annotations only: `events --file` holds only kernel events
-    from corescope.investigate.model import PressureSummary
     from corescope.model.cgroups import ChurnCount, MemcgCensus, StatReadCost
     from corescope.model.common import Diagnostic, SensorStatus
     from corescope.model.cores import CoreSample
     from corescope.model.events import KernelEvent, QueueIrq, SoftirqSample
+    from corescope.model.pressure import PressureSummary
     from corescope.model.profiles import StackSample
 
 

@@ -8,11 +8,11 @@ from typing import TYPE_CHECKING
 
 from corescope.evidence.base import CgroupState, Coverage, Evidence, RestartEvidence, Span
 from corescope.evidence.live import LiveEvidence
-from corescope.investigate.model import PressureSummary
 from corescope.model.cgroups import ChurnCount, MemcgCensus, StatReadCost
 from corescope.model.common import Diagnostic, SensorStatus
 from corescope.model.cores import CoreSample
 from corescope.model.events import KernelEvent, QueueIrq, SoftirqSample
+from corescope.model.pressure import PressureSummary
 
 if TYPE_CHECKING:  # stacks come from the store, which loads the record when it reads them
     from corescope.model.matrix import CoreMatrix

@@ -28,9 +28,9 @@ from corescope.timeparse import format_duration
 # annotations only: the cgroup, stack and pressure records load with the parts that read
 # them, so `cores` does not define them at start-up
 if TYPE_CHECKING:
-    from corescope.investigate.model import PressureSummary
     from corescope.model.cgroups import ChurnCount, MemcgCensus, StatReadCost
     from corescope.model.matrix import CoreMatrix
+    from corescope.model.pressure import PressureSummary
     from corescope.model.profiles import StackSample
 
 V2_BASIS = "v2 cgroup.stat: own dying excess over the children's counts"
@@ -142,7 +142,7 @@ class StoreEvidence:
     # --- statuses -------------------------------------------------------------------------
 
     def pressure(self, t0: float, t1: float) -> PressureSummary | None:
-        from corescope.investigate.pressure import summarize
+        from corescope.analysis.pressure import summarize
         from corescope.store import pressure as ps
 
         return summarize(ps.read_psi(self.store, t0, t1), ps.read_schedstat(self.store, t0, t1),

@@ -23,6 +23,7 @@ if TYPE_CHECKING:
         QueueIrq,
         SoftirqSample,
     )
+    from corescope.model.pressure import PressureSummary
 
 SCHEMA = 1
 
@@ -100,22 +101,6 @@ class HotCoreProfile:
     # why these stacks were read: "incident" (before event_id), "episode" (a saturation no
     # incident followed) or "stacks" (no per-core record: the CPU busiest in the kernel)
     basis: str = "incident"
-
-
-@dataclass(frozen=True)
-class PressureSummary:
-    """The window's worst pressure readings (None: not recorded)."""
-
-    cpu_some_avg10_max: float | None = None  # % (PSI)
-    memory_some_avg10_max: float | None = None
-    memory_full_avg10_max: float | None = None
-    runq_wait_share_max: float | None = None  # seconds waited per CPU-second, worst CPU
-    runq_wait_cpu: int | None = None
-    runq_wait_share_median: float | None = None  # the median CPU's worst wait: spread or one
-    pgscan_per_s_max: float | None = None  # vmstat pgscan_* rate
-    allocstall_per_s_max: float | None = None
-    compact_stall_per_s_max: float | None = None
-    oom_kills: int | None = None  # vmstat oom_kill delta over the window
 
 
 @dataclass

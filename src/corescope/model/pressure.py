@@ -49,3 +49,19 @@ class VmstatSample:
 
     t: float
     counters: dict[str, int]
+
+
+@dataclass(frozen=True)
+class PressureSummary:
+    """The window's worst pressure readings (None: not recorded)."""
+
+    cpu_some_avg10_max: float | None = None  # % (PSI)
+    memory_some_avg10_max: float | None = None
+    memory_full_avg10_max: float | None = None
+    runq_wait_share_max: float | None = None  # seconds waited per CPU-second, worst CPU
+    runq_wait_cpu: int | None = None
+    runq_wait_share_median: float | None = None  # the median CPU's worst wait: spread or one
+    pgscan_per_s_max: float | None = None  # vmstat pgscan_* rate
+    allocstall_per_s_max: float | None = None
+    compact_stall_per_s_max: float | None = None
+    oom_kills: int | None = None  # vmstat oom_kill delta over the window

@@ -7,12 +7,10 @@ vmstat row holds its counters as JSON, so 96 CPUs cost a few MB a day."""
 
 from __future__ import annotations
 
-import itertools
 import json
 import zlib
 from array import array
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from corescope.store.db import Store
@@ -136,35 +134,6 @@ def read_vmstat(store: Store, t0: float, t1: float) -> list[VmstatSample]:
             continue
         if isinstance(c, dict):
             out.append(VmstatSample(t, {k: v for k, v in c.items() if isinstance(v, int)}))
-    return out
-
-
-def wait_rates(samples: Sequence[SchedstatSample]) -> dict[int, list[Rate]]:
-    """Per CPU: run-queue wait as seconds waited per second (ns/ns), between reads."""
-    series: dict[int, list[tuple[float, int]]] = {}
-    for s in samples:
-        for q in s.cpus:
-            series.setdefault(q.cpu, []).append((s.t, q.wait_ns))
-    return {cpu: [Rate(r.t0, r.t1, r.per_s / 1e9) for r in rates(pts)]
-            for cpu, pts in series.items()}
-
-
-@dataclass(frozen=True)
-class Rate:
-    """A counter's rate between two rows: per second of wall time."""
-
-    t0: float
-    t1: float
-    per_s: float
-
-
-def rates(points: Sequence[tuple[float, int]]) -> list[Rate]:
-    """[(t, cumulative)] → rates between consecutive points; a decrease (reboot, counter
-    reset) or a non-advancing clock gives no rate for that step."""
-    out = []
-    for (a, va), (b, vb) in itertools.pairwise(points):
-        if b > a and vb >= va:
-            out.append(Rate(a, b, (vb - va) / (b - a)))
     return out
 
 

@@ -1,14 +1,43 @@
-"""The window's pressure at its worst: PSI (cpu, memory), run-queue wait per CPU from
-/proc/schedstat, and vmstat reclaim/stall/OOM rates. Pure: records in, a summary out."""
+"""Pressure arithmetic: rates of the kernel's cumulative counters (PSI totals, run-queue wait,
+vmstat reclaim) and the window's worst readings."""
 
 from __future__ import annotations
 
+import itertools
 import statistics
 from collections.abc import Sequence
+from dataclasses import dataclass
 
-from corescope.investigate.model import PressureSummary
-from corescope.model.pressure import PsiSample, SchedstatSample, VmstatSample
-from corescope.store.pressure import rates, wait_rates
+from corescope.model.pressure import PressureSummary, PsiSample, SchedstatSample, VmstatSample
+
+
+def wait_rates(samples: Sequence[SchedstatSample]) -> dict[int, list[Rate]]:
+    """Per CPU: run-queue wait as seconds waited per second (ns/ns), between reads."""
+    series: dict[int, list[tuple[float, int]]] = {}
+    for s in samples:
+        for q in s.cpus:
+            series.setdefault(q.cpu, []).append((s.t, q.wait_ns))
+    return {cpu: [Rate(r.t0, r.t1, r.per_s / 1e9) for r in rates(pts)]
+            for cpu, pts in series.items()}
+
+
+@dataclass(frozen=True)
+class Rate:
+    """A counter's rate between two rows: per second of wall time."""
+
+    t0: float
+    t1: float
+    per_s: float
+
+
+def rates(points: Sequence[tuple[float, int]]) -> list[Rate]:
+    """[(t, cumulative)] → rates between consecutive points; a decrease (reboot, counter
+    reset) or a non-advancing clock gives no rate for that step."""
+    out = []
+    for (a, va), (b, vb) in itertools.pairwise(points):
+        if b > a and vb >= va:
+            out.append(Rate(a, b, (vb - va) / (b - a)))
+    return out
 
 
 def _max(values: list[float]) -> float | None:
