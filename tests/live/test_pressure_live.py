@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from conftest import cli_env, run_cli
+from corescope.analysis import pressure as ap
 from corescope.store import pressure as sp
 from corescope.store.db import Store
 from live.conftest import recording_process
@@ -45,11 +46,11 @@ def test_record_stores_pressure_and_sees_contention(tmp_path: Path) -> None:
     assert len(cpu) >= 8, psi
     assert {s.resource for s in psi} >= {"cpu", "memory"}
     # during the burn some task always waited for a CPU: "some" ran at most of wall time
-    during = [r.per_s / 1e6 for r in sp.rates(cpu) if r.t0 >= t0 and r.t1 <= t1]
+    during = [r.per_s / 1e6 for r in ap.rates(cpu) if r.t0 >= t0 and r.t1 <= t1]
     assert during and sum(during) / len(during) > 0.5, during
     assert vm and "pgscan_kswapd" in vm[0].counters
     if os.path.exists("/proc/schedstat"):
-        rates = sp.wait_rates(sched)
+        rates = ap.wait_rates(sched)
         waits = [r.per_s for c in cpus for r in rates.get(c, []) if r.t0 >= t0 - 6]
         assert waits and max(waits) > 0.3, waits
     else:

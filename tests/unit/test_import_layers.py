@@ -47,8 +47,6 @@ KNOWN: set[tuple[str, str]] = {
     ("store/profile_query.py", "sources"),        # the ring query parses perf text
     ("store/series.py", "analysis"),              # the mode bounds of the cores search
     ("investigate/build.py", "sources"),          # interrupt names parsed at build time
-    ("render/text.py", "views"),                  # echo() lives in views/term.py
-    ("metrics/pyroscope.py", "views"),            # the pprof encoder lives in views/
     ("ingest/native_write.py", "capture"),        # the native codec lives in capture/
 }
 

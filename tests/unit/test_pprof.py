@@ -12,8 +12,8 @@ import pytest
 
 from conftest import FIXTURES
 from corescope.analysis.flame import Profile
+from corescope.render.pprof import _varint, encode, to_pprof
 from corescope.sources.perf_script import parse_text
-from corescope.views.pprof import _varint, encode, to_pprof
 
 
 def test_varint() -> None:

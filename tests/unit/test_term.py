@@ -11,9 +11,9 @@ import pytest
 
 from conftest import run_cli
 from corescope.model.events import KernelEvent
+from corescope.render import term
 from corescope.store import events as store_events
 from corescope.store.db import Store
-from corescope.views import term
 
 EVIL = "evil\x1b[2J\x1b]0;pwned\x07\x9b31m\u202e"
 

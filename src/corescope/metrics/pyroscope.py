@@ -22,11 +22,11 @@ from dataclasses import dataclass
 from corescope.analysis.flame import is_idle
 from corescope.model.common import Diagnostic
 from corescope.model.profiles import ProfileChunk, StackSample
+from corescope.render import pprof
 from corescope.runner import Runner
 from corescope.sensors.base import Tap
 from corescope.store import profile_query
 from corescope.store.db import Store
-from corescope.views import pprof
 
 APP_NAME = "corescope.cpu"
 TOP_COMMS = 10

@@ -1,13 +1,13 @@
 """Human-readable renderings of an Investigation: events, the incident timeline, the zombie
-report and doctor's summary. Every line goes through views.term (untrusted text is escaped)."""
+report and doctor's summary. Every line goes through render.term (untrusted text is escaped)."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from corescope.render.term import echo
 from corescope.timeparse import format_duration, iso
-from corescope.views.term import echo
 
 if TYPE_CHECKING:  # annotations only: printing events needs no zombie or diagnosis records
     from corescope.analysis.zombies import ZombieReport

@@ -13,13 +13,13 @@ import click
 
 from corescope.evidence.store import StoreEvidence
 from corescope.investigate import Investigation, investigate
+from corescope.render import term
 from corescope.render.json_contract import investigation_json
 from corescope.render.text import print_investigation
 from corescope.store.db import Store, StoreError
 from corescope.store.meta import ORIGIN, capture_window, get_meta, set_meta
 from corescope.store.series import time_span
 from corescope.timeparse import format_duration, iso
-from corescope.views import term
 from corescope.views.clitypes import (
     EXIT_FINDINGS,
     EXIT_OK,

@@ -10,8 +10,8 @@ from corescope.analysis.correlate import DEFAULT_WINDOW_S
 from corescope.capture.export import collect, write_bundle
 from corescope.evidence.store import StoreEvidence
 from corescope.investigate.model import Window
+from corescope.render import term
 from corescope.timeparse import format_duration, iso
-from corescope.views import term
 from corescope.views.clitypes import (
     DURATION,
     CliContext,

@@ -12,8 +12,9 @@ from corescope.analysis.episodes import (
 )
 from corescope.investigate.build import Options
 from corescope.investigate.model import EpisodeParams
+from corescope.render import term
 from corescope.render.json_contract import cores_json
-from corescope.views import coremap, term
+from corescope.views import coremap
 from corescope.views.clitypes import (
     DURATION,
     EXIT_FINDINGS,

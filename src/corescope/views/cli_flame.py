@@ -21,13 +21,14 @@ from corescope.analysis.subsecond import Heatmap
 from corescope.errors import InvalidInput
 from corescope.model.common import Diagnostic
 from corescope.model.profiles import StackSample
+from corescope.render import pprof, term
 from corescope.sources import perf_import
 from corescope.store import events as store_events
 from corescope.store import profile_query
 from corescope.store import profiles as ring
 from corescope.store.db import Store
 from corescope.timeparse import TimeParseError, format_duration, iso, parse_instant
-from corescope.views import flame_html, pprof, term
+from corescope.views import flame_html
 from corescope.views.clitypes import (
     DURATION,
     INSTANT,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from corescope.lab import nicreset
-from corescope.views import term
+from corescope.render import term
 from corescope.views.clitypes import emit_json, fail, require_lab_consent
 
 

@@ -16,12 +16,12 @@ from corescope.investigate import Investigation, Window, investigate
 from corescope.investigate.build import Options
 from corescope.lab import zombies as labz
 from corescope.model.cgroups import ChurnCount, Thresholds
+from corescope.render import term
 from corescope.render.json_contract import ZOMBIE_FINDINGS, ZOMBIE_SENSORS, zombies_json
 from corescope.render.text import print_zombies
 from corescope.sources import cgroups as cg
 from corescope.sources.cgwatch import ChurnWatcher
 from corescope.timeparse import iso
-from corescope.views import term
 from corescope.views.clitypes import (
     EXIT_FINDINGS,
     EXIT_OK,
