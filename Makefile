@@ -6,6 +6,9 @@ PY ?= python3
 # doctor exits 1 when it has findings: that is its answer, not a failure of make. Exit 2 (it
 # could not run) still fails. SETUP and DOCTOR_ARGS let a test run it without installing.
 SETUP ?= scripts/setup.sh
+# The in-process, subprocess and browser tests run on every core (pytest-xdist); the live tests
+# after them, alone, since they measure the real cores they load.
+TEST_WORKERS ?= auto
 DOCTOR_ARGS ?=
 
 doctor:
@@ -18,7 +21,8 @@ test:
 	@scripts/setup.sh test
 	$(PY) -m ruff check src tests bench
 	$(PY) -m mypy
-	$(PY) -m pytest -q
+	$(PY) -m pytest -q -n $(TEST_WORKERS) tests/unit tests/integration tests/browser
+	$(PY) -m pytest -q tests/live
 
 lint:
 	$(PY) -m ruff check src tests bench
