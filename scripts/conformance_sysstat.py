@@ -23,6 +23,7 @@ import argparse
 import json
 import re
 import sys
+import time
 import traceback
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -157,7 +158,7 @@ def sadf_d(text: str) -> Iterator[tuple[bool, Row]]:
             header = line[1:].strip().split(";")
             continue
         f = line.split(";")
-        if len(f) < 5 or "CPU" not in header:
+        if len(f) < 5 or "CPU" not in header or not any(h.startswith("%idle") for h in header):
             continue
         at = re.search(r"(\d\d:\d\d:\d\d)", f[2])
         if not at or at.group(1) not in SADC_TIMES:
@@ -272,22 +273,78 @@ def check_sysstat(base: Path) -> bool:
     return ok
 
 
+def check_readers(base: Path) -> bool:
+    """The peer's own outputs and the derived /proc/stat loop, read by `analyze`'s readers:
+    each CPU row they give back against the row the peer printed."""
+    from corescope.sources.artifacts.content import module_for, sniff
+
+    ok = True
+    print(f"\n{'read by analyze':34} {'kind':13} {'cpu rows':>8} {'max Δ':>6} {'false 100%':>10}")
+    sar = {(e, c): cols for _, (e, c, cols) in sar_text(
+        (base / "expected" / "expected.sar-u").read_text())}
+    inputs = [("derived/procstat-loop-root1-5.txt", sar)]
+    for name, (reader, _) in CASES.items():
+        path = base / "expected" / name
+        if path.exists():
+            inputs.append((f"expected/{name}", {(e, c): cols for _, (e, c, cols) in
+                                                reader(path.read_text())}))
+    for rel, peer in inputs:
+        path = base / rel
+        if not path.exists():
+            continue
+        data = path.read_bytes()
+        kind = sniff(data)
+        if kind is None:
+            print(f"{rel:34} {'(not read)':13}")
+            continue
+        parsed = module_for(kind).parse(data, kind, str(path))
+        times = sorted({s.t for s in parsed.samples})
+        n = hot = 0
+        worst = 0.0
+        for s in parsed.samples:
+            # a sample's end time → the root it ends at: sadc's clock, or mpstat's 1 s steps
+            hms = time.strftime("%H:%M:%S", time.gmtime(s.t))
+            end = SADC_TIMES.get(hms) if hms in SADC_TIMES else \
+                _hms(hms) - MPSTAT_T0 + 1 if 0 <= _hms(hms) - MPSTAT_T0 < 10 else None
+            for cpu, d in s.deltas.items():
+                cols = peer.get((end, cpu)) if end is not None else None
+                if cols is None:
+                    continue
+                got = _ours(cols, tuple(int(x) for x in d))
+                diff = max((abs(got[c] - v) for c, v in cols.items() if c in got), default=0.0)
+                n += 1
+                worst = max(worst, diff)
+                pct = usage_of(cpu, tuple(int(x) for x in d)).pct
+                if 100.0 - pct["idle"] >= HOT and 100.0 - cols.get("%idle", 0.0) < PEER_COOL:
+                    hot += 1
+        print(f"{rel:34} {kind:13} {n:8} {worst:6.3f} {hot:10}"
+              + ("" if times else "  (no samples: " + "; ".join(
+                  d.message[:60] for d in parsed.diagnostics[:1]) + ")"))
+        ok &= not hot
+    print("Δ here includes the percentages-to-ticks rounding of the printed forms "
+          "(one tick of the interval).")
+    return ok
+
+
 def check_tree(tree: Path) -> bool:
     from corescope.rootfs import Root
-    from corescope.sources import cgroups, inventory, netdev
+    from corescope.sources import cgroups, netdev
+    from corescope.sources.identity import cpu_count, host_identity
 
     print(f"\n{tree}")
     try:
         root = Root(tree)
-        st = parse_proc_stat(root.read_bytes("/proc/stat")) if root.exists("/proc/stat") \
-            else None
-        print(f"  CPUs in proc/stat: {len(st.cpus) if st else 'no proc/stat'}")
-        ident = inventory.host_identity(root)
+        print(f"  CPUs: {cpu_count(root)}")
+        ident = host_identity(root)
         print(f"  host: {ident.hostname}  boot id: {ident.boot_id}  kernel: {ident.kernel}")
-        census = cgroups.memory_census_of(root)
-        print(f"  memory census: {census}")
-        nics = netdev.discover_nics(root)
-        print(f"  NICs: {', '.join(nics) if nics else 'none'}")
+        layout, _ = cgroups.read_layout(root)
+        res = cgroups.take_census(root, layout)
+        c = res.census
+        print("  memory census: " + (f"kernel {c.kernel_count}, live {c.live}, dying {c.dying}"
+                                     if c else f"none ({res.diagnostics[-1].message})"))
+        nics = [(i, *netdev.iface_driver_device(root, i)) for i in netdev.list_ifaces(root)]
+        print("  interfaces: " + (", ".join(f"{i} ({d or 'no driver'} @ {b})" if b else
+                                            f"{i} (virtual)" for i, d, b in nics) or "none"))
     except Exception:  # the point is to report any traceback
         traceback.print_exc()
         return False
@@ -303,6 +360,7 @@ def main() -> int:
     ok = True
     if args.sysstat:
         ok &= check_sysstat(args.sysstat)
+        ok &= check_readers(args.sysstat)
     for t in args.tree:
         ok &= check_tree(t)
     return 0 if ok else 1

@@ -210,6 +210,9 @@ def print_zombies(r: ZombieReport, statuses: Sequence[SensorStatus],
     off = [s for s in statuses if not s.ok]
     c = r.census
     if c is None or c.dying is None:
+        if c is not None and c.kernel_count is not None:  # the kernel's count alone
+            echo(f"memory cgroups: {c.kernel_count} held by the kernel, live unknown")
+            echo(f"  source: {c.source}")
         for s in off:
             echo(f"not measured: {s.name}: {s.detail}")
         return

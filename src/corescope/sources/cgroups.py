@@ -364,6 +364,19 @@ def _take(root: Root, layout: CgroupLayout, now: float, bid: str, up: float | No
            "root's cgroup.controllers)")
     if row is not None and not row.enabled:
         why = "the memory controller is disabled (cgroup_disable=memory)"
+    elif row is not None and (row.hierarchy > 0 or not root.is_live) and \
+            _implausible(row.num_cgroups, None, None) is None:
+        # the kernel counts memory cgroups whether or not this mount table shows their
+        # hierarchy (a replayed tree without /sys/fs/cgroup, a container's view): the count
+        # stands, the live directories cannot be walked
+        hier = "v1" if row.hierarchy > 0 else "v2"
+        where = f"hierarchy {row.hierarchy}" if row.hierarchy > 0 else "the v2 hierarchy"
+        note = f"memory ({where}) is not mounted here: live and dying unknown"
+        return CensusResult(MemcgCensus(
+            t=now, layout=layout.kind, hierarchy=hier, kernel_count=row.num_cgroups, live=None,
+            dying=None, source=f"/proc/cgroups memory num_cgroups; {note}", boot_id=bid,
+            uptime_s=up, proc_cgroups_count=row.num_cgroups,
+        ), None, [*diags, Diagnostic("census", note)])
     return CensusResult(None, None, [*diags, Diagnostic("census", why)])
 
 

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import os
 import re
-import socket
 import time
 
 from corescope.model.inventory import Inventory, NicInfo
@@ -17,6 +16,7 @@ from corescope.sources import cgroups as cg
 from corescope.sources import interrupts as irqs
 from corescope.sources import netdev
 from corescope.sources.boot import read_boot_id
+from corescope.sources.identity import UNKNOWN, hostname_of, kernel_of
 from corescope.sources.text import as_text
 from corescope.sources.units import parse_systemctl_show
 
@@ -139,10 +139,11 @@ def _nics(root: Root, runner: Runner) -> list[NicInfo]:
     out = []
     have_ethtool = root.is_live and runner.which("ethtool") is not None
     for iface in netdev.list_ifaces(root):
-        driver, _dev = netdev.iface_driver_device(root, iface)
-        if driver is None:
+        driver, dev = netdev.iface_driver_device(root, iface)
+        if dev is None:
             continue  # virtual (bridges, veths): not a fleet difference worth listing
-        version = (_read(root, f"/sys/module/{driver}/version") or "").strip() or None
+        version = (_read(root, f"/sys/module/{driver}/version") or "").strip() or None \
+            if driver else None
         firmware = None
         if have_ethtool:
             res = runner.run(["ethtool", "-i", iface], timeout=5)
@@ -157,7 +158,7 @@ def _nics(root: Root, runner: Runner) -> list[NicInfo]:
 def collect(root: Root, runner: Runner, labels: dict[str, str] | None = None,
             now: float | None = None) -> Inventory:
     notes: list[str] = []
-    node = (_read(root, "/proc/sys/kernel/hostname") or "").strip() or socket.gethostname()
+    node = hostname_of(root)  # a --root tree's own name, never this machine's
     osr_text = _read(root, "/etc/os-release") or _read(root, "/usr/lib/os-release")
     if osr_text is None:
         notes.append("no /etc/os-release: image id not known")
@@ -175,7 +176,7 @@ def collect(root: Root, runner: Runner, labels: dict[str, str] | None = None,
     keep = ("ID", "VERSION_ID", "BUILD_ID", "IMAGE_ID", "IMAGE_VERSION", "PRETTY_NAME")
     return Inventory(
         node=node, time=time.time() if now is None else now, labels=dict(labels or {}),
-        kernel_release=(_read(root, "/proc/sys/kernel/osrelease") or "").strip() or None,
+        kernel_release=None if (release := kernel_of(root)) == UNKNOWN else release,
         kernel_version=(_read(root, "/proc/sys/kernel/version") or "").strip() or None,
         boot_id=read_boot_id(root), boot_image=parse_cmdline_boot_image(cmdline),
         image_id=image_id_of(osr), os_release={k: osr[k] for k in keep if k in osr},

@@ -93,30 +93,89 @@ def _read_int(path: os.PathLike[str] | str) -> int | None:
         os.close(fd)
 
 
-def list_ifaces(root: Root, with_device: bool = False) -> list[str]:
-    """Interfaces but lo. `with_device`: only those backed by a device (a NIC or a virtio
-    queue pair); virtual ones (veth, ifb, bridges: hundreds on a Kubernetes node) have no
-    driver TX queues that stall."""
-    base = root.path("/sys/class/net")
+CLASS_NET = "/sys/class/net"
+
+
+def _link(root: Root, path: str) -> str | None:
+    """Where the sysfs link `path` points, as a path in the root: a symlink's target, or a
+    file holding it (a tree unpacked by a tool that writes a symlink as a one-line file, as
+    some fixture archives are). None when `path` is not a link."""
+    # the link itself, not what it points to (a tree's root resolves every component)
+    real = root.path(os.path.dirname(path)) / os.path.basename(path)
     try:
-        names = sorted(os.listdir(base))
+        target = os.readlink(real)
+    except OSError:
+        try:
+            if not real.is_file() or real.stat().st_size > 4096:
+                return None
+            target = real.read_text(errors="replace").strip()
+        except OSError:
+            return None
+        if not target.startswith(("../", "/")) or "\n" in target:
+            return None
+    joined = target if target.startswith("/") else f"{os.path.dirname(path)}/{target}"
+    return os.path.normpath(joined)
+
+
+def iface_dir(root: Root, iface: str) -> str:
+    """The interface's sysfs directory, as a path in the root."""
+    entry = f"{CLASS_NET}/{iface}"
+    return _link(root, entry) or entry
+
+
+def list_ifaces(root: Root, with_device: bool = False) -> list[str]:
+    """Interfaces but lo, found as node_exporter finds them: every entry of /sys/class/net that
+    is not a plain file (bonding_masters is one). `with_device`: only those backed by a
+    device (a NIC or a virtio queue pair); virtual ones (veth, ifb, bridges: hundreds on a
+    Kubernetes node) have no driver TX queues that stall."""
+    base = root.path(CLASS_NET)
+    try:
+        entries = sorted(os.scandir(base), key=lambda e: e.name)
     except OSError:
         return []
-    return [n for n in names if n != "lo"
-            and (not with_device or os.path.lexists(os.path.join(base, n, "device")))]
+    out = []
+    for e in entries:
+        if e.name == "lo":
+            continue
+        try:
+            plain = e.is_file(follow_symlinks=False)
+        except OSError:
+            continue
+        if plain and _link(root, f"{CLASS_NET}/{e.name}") is None:
+            continue
+        if not with_device or iface_driver_device(root, e.name)[1] is not None:
+            out.append(e.name)
+    return out
+
+
+def _uevent_driver(root: Root, device: str) -> str | None:
+    try:
+        text = root.read_text(f"{device}/uevent", limit=65536)
+    except OSError:
+        return None
+    for line in text.splitlines():
+        if line.startswith("DRIVER="):
+            return line[7:].strip() or None
+    return None
 
 
 def iface_driver_device(root: Root, iface: str) -> tuple[str | None, str | None]:
     """(driver, bus id) from the sysfs links, e.g. ("virtio_net", "virtio2") or
-    ("ena", "0000:00:05.0"); (None, None) for virtual interfaces."""
-    base = root.path(f"/sys/class/net/{iface}/device")
-    try:
-        device = os.path.basename(os.path.realpath(base)) if base.exists() else None
-        drv = base / "driver"
-        driver = os.path.basename(os.readlink(drv)) if drv.exists() else None
-    except OSError:
+    ("ena", "0000:00:05.0"); (None, None) for virtual interfaces. The device is the
+    interface's `device` link, or else the directory its class entry sits in
+    (/sys/devices/<bus path>/<bus id>/net/<iface>; /sys/devices/virtual/ is no device); the
+    driver is the device's `driver` link, or else the DRIVER= of its uevent."""
+    where = iface_dir(root, iface)
+    device = _link(root, f"{where}/device")
+    up = os.path.dirname(where)  # /sys/devices/<bus path>/<bus id>/net
+    if device is None and where.startswith("/sys/devices/") and \
+            not where.startswith("/sys/devices/virtual/") and os.path.basename(up) == "net":
+        device = os.path.dirname(up)
+    if device is None:
         return None, None
-    return driver, device
+    drv = _link(root, f"{device}/driver")
+    driver = os.path.basename(drv) if drv else _uevent_driver(root, device)
+    return driver, os.path.basename(device.rstrip("/")) or None
 
 
 def read_sys(root: Root, iface: str, names: Iterable[str] | None = None
@@ -124,7 +183,7 @@ def read_sys(root: Root, iface: str, names: Iterable[str] | None = None
     """(/sys/class/net/IF/statistics/*, {queue: tx_timeout}). `names`: only these statistics
     (one open each: the recorder keeps five of the ~24 files)."""
     stats: dict[str, int] = {}
-    base = str(root.path(f"/sys/class/net/{iface}"))
+    base = str(root.path(iface_dir(root, iface)))
     sdir = base + "/statistics"
     try:
         for name in os.listdir(sdir) if names is None else names:

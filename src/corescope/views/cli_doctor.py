@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import os
-import socket
 import time
 
 import click
@@ -12,6 +10,7 @@ from corescope.investigate import Window, investigate
 from corescope.investigate.window import WindowError
 from corescope.render.json_contract import doctor_json
 from corescope.render.text import print_doctor
+from corescope.sources.identity import cpu_count, hostname_of
 from corescope.views.clitypes import (
     DURATION,
     EXIT_FINDINGS,
@@ -63,11 +62,11 @@ def doctor(obj: CliContext, seconds: float, since: float | None, until: float | 
     ev.close()
     inv.statuses[:0] = extra
     live_span = sampled if sampled is not None else (window.start, window.end)
-    host = socket.gethostname()
+    host = hostname_of(obj.root)  # a --root tree's own name, never this machine's
     if as_json:
         emit_json(doctor_json(inv, host, live_span))
     else:
-        print_doctor(inv, host, os.cpu_count(), seconds if sampled is not None else 0.0)
+        print_doctor(inv, host, cpu_count(obj.root), seconds if sampled is not None else 0.0)
     raise SystemExit(EXIT_FINDINGS if inv.findings else EXIT_OK)
 
 

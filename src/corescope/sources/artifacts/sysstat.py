@@ -615,7 +615,7 @@ def _section_label(toks: list[str]) -> str | None:
 
 def _num(tok: str) -> float:
     try:
-        return float(tok.replace(",", "."))
+        return float(tok.replace(",", ".").removesuffix("%"))  # sar -h: `12.5%`
     except ValueError:
         return float("nan")
 
@@ -824,6 +824,7 @@ def _parse_mpstat_text(data: bytes, acc: PctSamples, p: Parsed) -> None:
 # ends `[...]`); -t prints local time without a zone; -U epoch seconds. sadf -d -- -A holds
 # every activity, each after its own header: only the CPU table is read.
 
+_GROUP_ID = re.compile(r"^-?\d{1,6}$")  # a CPU group's first column: -1 (all) or the CPU
 _CSV_CPU_HEADER = re.compile(r"^# hostname;interval;timestamp;CPU;.*%idle", re.MULTILINE)
 _CSV_TS = re.compile(r"^(\d{4})-(\d\d)-(\d\d) (\d\d):(\d\d):(\d\d)(?: (\S+))?$")
 
@@ -857,13 +858,22 @@ def _parse_sadf_csv(data: bytes, acc: PctSamples, p: Parsed) -> None:
         if line.startswith("#"):
             names = line.lstrip("# ").split(";")
             if names[3:4] == ["CPU"] and any(n.startswith("%idle") for n in names):
-                names = [n.removesuffix("[...]") for n in names[4:]]
+                # the CPU group's columns end at the one marked `[...]` (repeated per CPU
+                # with -P); another activity's columns may follow (`-- -Iu ALL`: INTR;...)
+                group = names[4:]
+                end = next((k for k, n in enumerate(group) if n.endswith("[...]")), None)
+                if end is None:
+                    end = next((k for k, n in enumerate(group) if not n.startswith("%")),
+                               len(group)) - 1
+                names = [n.removesuffix("[...]") for n in group[:end + 1]]
                 cols = [_M.get(_ALIAS.get(n, ""), -1) for n in names]
             else:
                 cols = None  # another activity's table
             continue
         f = line.split(";")
-        if cols is None or len(f) < 4 + len(cols) or (len(f) - 3) % (1 + len(cols)):
+        if len(f) >= 4 and f[3].startswith(("LINUX-RESTART", "COM ")):
+            continue  # sadf's restart and comment records (-dh prints them as rows)
+        if cols is None or len(f) < 4 + len(cols) or not _GROUP_ID.match(f[3]):
             if cols is not None and line.strip():
                 bad += 1
             continue
@@ -879,7 +889,9 @@ def _parse_sadf_csv(data: bytes, acc: PctSamples, p: Parsed) -> None:
             flush()
             cur = (t, itv)
         width = 1 + len(cols)
-        for g in range(3, len(f), width):
+        for g in range(3, len(f) - width + 1, width):
+            if not _GROUP_ID.match(f[g]):
+                break  # the next activity's columns (`sum;...` of -I)
             cpu = _cpu_id(f[g])
             if cpu is None:
                 continue  # -1: all CPUs
