@@ -51,9 +51,15 @@ def names(j: dict) -> set[str]:
 
 @pytest.mark.parametrize("ring_f,default_f", [(BOOT_RING, BOOT_DEFAULT), (RT_RING, RT_DEFAULT)])
 def test_ring_fields_and_default_fields_give_the_same_profile(ring_f: Path, default_f: Path):
-    a, b = flame("--perf-script", str(ring_f)), flame("--perf-script", str(default_f))
+    # counted by samples: the ring's -F prints no period, the default fields do
+    a, b = (flame("--perf-script", str(f), "--weight", "samples") for f in (ring_f, default_f))
     assert a["samples"] == b["samples"] == len(times(ring_f)) > 0
     assert a["top_processes"] == b["top_processes"]
+    # by period (the default), the shares are the same: cpu-clock's period is constant
+    c = flame("--perf-script", str(default_f))
+    assert c["weight"] == "period" and c["total_weight"] > c["samples"]
+    assert [(p["comm"], p["pct"]) for p in c["top_processes"]] == \
+        [(p["comm"], p["pct"]) for p in a["top_processes"]]
     assert TARGET in names(a) and names(a) == names(b)
 
 

@@ -110,10 +110,20 @@ NOT_FUNCTIONS = frozenset({"[unknown]"})
 StackKey = tuple[str, int, tuple[Frame, ...]]  # comm, pid, frames leaf first
 
 
+WEIGHTS = ("period", "samples")
+UNKNOWN_PID = -1  # the stack key's pid where the header printed only a thread id
+
+
 @dataclass
 class Profile:
     """Aggregated samples of one window. `samples` counts idle too; stacks hold non-idle
-    samples unless built with include_idle."""
+    samples unless built with include_idle.
+
+    `weight`: "samples" counts each sample once; "period" weighs it by its period where
+    the header prints one (stackcollapse-perf.pl's rule: `cycles` or `page-faults` sampled
+    at varying periods), else once. Stack counts, `total_weight` and the shares are in
+    that unit; `samples` and `idle_samples` always count samples. `by_thread` also keeps
+    the stacks per thread, for folded stacks as `comm-pid/tid`."""
 
     include_idle: bool = False
     samples: int = 0
@@ -122,11 +132,19 @@ class Profile:
     events: Counter[str] = field(default_factory=Counter)
     first_time: float | None = None
     last_time: float | None = None
+    weight: str = "samples"
+    by_thread: bool = False
+    total_weight: int = 0
+    idle_weight: int = 0
+    threads: Counter[tuple[str, int, int, tuple[Frame, ...]]] = field(
+        default_factory=Counter)
 
     def add(self, sample: StackSample) -> bool:
         """Count one sample (a folded line counts as many); returns whether it was idle."""
         n = sample.count
+        w = sample.weight if self.weight == "period" else n
         self.samples += n
+        self.total_weight += w
         self.events[sample.event] += n
         t = sample.time
         if t is not None:
@@ -137,9 +155,13 @@ class Profile:
         idle = is_idle(sample)
         if idle:
             self.idle_samples += n
+            self.idle_weight += w
             if not self.include_idle:
                 return True
-        self.stacks[(sample.comm, sample.pid, sample.frames)] += n
+        pid = sample.pid if sample.pid_known else UNKNOWN_PID
+        self.stacks[(sample.comm, pid, sample.frames)] += w
+        if self.by_thread:
+            self.threads[(sample.comm, pid, sample.tid, sample.frames)] += w
         return idle
 
     def extend(self, samples: Iterable[StackSample]) -> Profile:
@@ -157,13 +179,22 @@ class Profile:
 
     # --- folded stacks -------------------------------------------------------------------
 
-    def folded(self, with_pid: bool = False) -> Counter[str]:
-        """`comm[-pid];root;...;leaf` → count, kernel frames suffixed `_[k]`."""
+    def folded(self, with_pid: bool = False, with_tid: bool = False) -> Counter[str]:
+        """`comm[-pid[/tid]];root;...;leaf` → count, as stackcollapse-perf.pl --kernel
+        prints it: kernel frames suffixed `_[k]`, inlined ones `_[i]`, blanks in comm
+        `_`, `?` for a pid the header did not print; with_tid needs a by_thread Profile."""
         out: Counter[str] = Counter()
-        for (comm, pid, frames), n in self.stacks.items():
-            head = f"{comm}-{pid}" if with_pid else comm
-            parts = [_clean(head)]
-            parts.extend(_clean(f.label) for f in reversed(frames))
+        if with_tid:
+            items: Iterable[tuple[str, tuple[Frame, ...], int]] = (
+                (f"{comm}-{_pid(pid)}/{tid}", frames, n)
+                for (comm, pid, tid, frames), n in self.threads.items())
+        else:
+            items = ((f"{comm}-{_pid(pid)}" if with_pid else comm, frames, n)
+                     for (comm, pid, frames), n in self.stacks.items())
+        for head, frames, n in items:
+            java = head == "java"
+            parts = [_clean(head).replace(" ", "_")]
+            parts.extend(_clean(_java(f.label) if java else f.label) for f in reversed(frames))
             out[";".join(parts)] += n
         return out
 
@@ -223,6 +254,16 @@ class Profile:
         ]
 
 
+def _pid(pid: int) -> str:
+    return "?" if pid == UNKNOWN_PID else str(pid)
+
+
+def _java(label: str) -> str:
+    # stackcollapse-perf.pl's Java tidying, for the process named exactly `java`:
+    # `Lorg/mozilla/javascript/ContextFactory;.call` → `org/mozilla/...`
+    return label[1:] if label[:1] == "L" and "/" in label else label
+
+
 def _clean(name: str) -> str:
     # ';' separates frames and a trailing ' N' is the count: keep both out of names
     return name.replace(";", ":").replace("\n", " ")
@@ -231,7 +272,7 @@ def _clean(name: str) -> str:
 def shares_of_all(profile: Profile) -> tuple[dict[str, float], dict[str, float]]:
     """Process and function (total) shares as % of ALL samples, idle included: the CPU share,
     so windows of different load compare fairly ("kubelet 0.8% → 6.5%")."""
-    denom = profile.samples or 1
+    denom = profile.total_weight or profile.samples or 1
     procs: Counter[str] = Counter()
     for (comm, _p, _f), n in profile.stacks.items():
         procs[comm] += n
@@ -263,7 +304,7 @@ def diff_folded(after: Profile, before: Profile,
     the normalisation of Brendan Gregg's difffolded.pl -n."""
     fa = after.folded(with_pid)
     fb = before.folded(with_pid)
-    scale = (after.samples / before.samples) if before.samples else 0.0
+    scale = (after.total_weight / before.total_weight) if before.total_weight else 0.0
     out: dict[str, tuple[int, float]] = {}
     for k in set(fa) | set(fb):
         out[k] = (fa.get(k, 0), fb.get(k, 0) * scale)

@@ -34,6 +34,10 @@ class FlameReport:
     chunks: int = 0
     diagnostics: list[str] = field(default_factory=list)
     limit: int = 20
+    # the perf event drawn (one per graph) and every event present with its sample count;
+    # None: every sample was drawn
+    event: str | None = None
+    events_present: dict[str, int] | None = None
 
     def changes(self) -> tuple[list[Change], list[Change]]:
         if self.baseline is None:
@@ -59,7 +63,11 @@ class FlameReport:
                 for f in top_functions(p, self.limit)
             ],
             "diff": None,
-            "events": dict(p.events),
+            "events": dict(self.events_present if self.events_present is not None
+                           else p.events),
+            "event": self.event,
+            "weight": p.weight,
+            "total_weight": p.total_weight,
             "chunks": self.chunks,
             "diagnostics": self.diagnostics[:50],
         }

@@ -25,17 +25,25 @@ class Frame:
     @property
     def label(self) -> str:
         """The name a flame graph shows: `[unknown]` becomes `[<dso basename>]` when the
-        dso is known (as Brendan Gregg's stackcollapse-perf does), kernel frames get `_[k]`."""
+        dso is known (as Brendan Gregg's stackcollapse-perf does), inlined frames get `_[i]`
+        and other kernel frames `_[k]` (stackcollapse-perf --kernel's annotations)."""
         name = self.symbol
         if name == "[unknown]" and self.dso and self.dso != "[unknown]":
-            name = "[" + self.dso.rsplit("/", 1)[-1].strip("[]") + "]"
+            base = self.dso.removesuffix(" (deleted)").rsplit("/", 1)[-1]
+            name = "[" + base.strip("[]") + "]"
+        if self.inlined:
+            return name + "_[i]"
         return name + "_[k]" if self.kernel else name
 
 
 @dataclass(frozen=True, slots=True)
 class StackSample:
     """One sample. `time` is on perf's clock (seconds); `frames` are leaf first. `count` is
-    above 1 only for a folded-stack line, which stands for that many samples (with no time)."""
+    above 1 only for a folded-stack line, which stands for that many samples (with no time).
+    `period` is the sample period when the header prints one (`  10101010 cpu-clock:`): what
+    stackcollapse-perf.pl weights a sample by. `pid_known` is False when the header prints one
+    number (perf's default prints the tid alone): `pid` then repeats the tid, and folded
+    stacks with pids show `comm-?` as stackcollapse does."""
 
     comm: str
     pid: int
@@ -45,6 +53,14 @@ class StackSample:
     event: str
     frames: tuple[Frame, ...]
     count: int = 1
+    period: int | None = None
+    pid_known: bool = True
+
+    @property
+    def weight(self) -> int:
+        """The sample's weight by period: its period (1 where none is printed) times count."""
+        p = self.period
+        return self.count * p if p else self.count
 
 
 @dataclass(frozen=True, slots=True)

@@ -15,7 +15,7 @@ from corescope.sources.perf_script import GENERIC, HEADER, intern_frame
 
 SOURCE = "folded stacks"
 _MAX_DIAGNOSTICS = 1000
-_EVENT = "folded"  # the event name folded samples count under
+EVENT = "folded"  # the event name folded samples count under
 # stackcollapse's frame annotations: kernel, inlined, JIT
 _KERNEL, _INLINED, _JIT = "_[k]", "_[i]", "_[j]"
 
@@ -44,7 +44,7 @@ def _sample(stack: str, count: int) -> StackSample:
         elif name.endswith(_JIT):
             name = name[: -len(_JIT)]
         frames.append(intern_frame(name or "[unknown]", "", kernel, inlined))
-    return StackSample(comm, 0, 0, None, None, _EVENT, tuple(frames), count)
+    return StackSample(comm, 0, 0, None, None, EVENT, tuple(frames), count)
 
 
 def parse_blocks(blocks: Iterable[str], diagnostics: list[Diagnostic] | None = None,

@@ -80,6 +80,12 @@ _MAX_DIAGNOSTICS = 1000  # a garbage file must not turn into a garbage-sized lis
 def _is_kernel_dso(dso: str) -> bool:
     if dso.startswith("[kernel") or dso.startswith("[guest.kernel"):
         return True
+    if dso[:1] == "/":
+        # the kernel image with symbols (`/lib/modules/4.3.0/build/vmlinux`,
+        # `/usr/lib/debug/boot/vmlinux-6.1.0-13-amd64`) and module files (`.../ena.ko`)
+        base = dso.rsplit("/", 1)[-1]
+        return base.startswith("vmlinux") or base.endswith((".ko", ".ko.xz", ".ko.zst",
+                                                             ".ko.gz"))
     # kernel modules print as "[ena]", "[xfs]"
     return dso.startswith("[") and dso.endswith("]") and dso not in _USER_BRACKETS \
         and not dso.startswith("[JIT")
@@ -107,64 +113,100 @@ def intern_frame(symbol: str, dso: str, kernel: bool, inlined: bool) -> Frame:
 
 
 class _FrameCache:
-    """Frame lines and whole stacks repeat endlessly: parse each distinct text once."""
+    """Frame lines and whole stacks repeat endlessly: parse each distinct text once. A line
+    stands for no frame (a srcline line), one, or several (`a->b`: inlined frames)."""
 
     __slots__ = ("lines", "stacks")
 
     def __init__(self) -> None:
-        self.lines: dict[str, Frame | None] = {}
+        self.lines: dict[str, tuple[Frame, ...]] = {}
         self.stacks: dict[tuple[str, ...], tuple[Frame, ...]] = {}
+
+    def line(self, text: str) -> tuple[Frame, ...]:
+        got = self.lines.get(text)
+        if got is None:
+            got = _frame_line(text)
+            if len(self.lines) < 200_000:
+                self.lines[text] = got
+        return got
 
     def stack(self, texts: list[str]) -> tuple[Frame, ...]:
         key = tuple(texts)
         frames = self.stacks.get(key)
         if frames is None:
-            out = []
+            out: list[Frame] = []
             for t in texts:
-                f = self.lines.get(t, _MISSING)
-                if f is _MISSING:
-                    f = _frame_line(t)
-                    if len(self.lines) < 200_000:
-                        self.lines[t] = f
-                if f is not None:
-                    out.append(f)
+                out.extend(self.line(t))
             frames = tuple(out)
             if len(self.stacks) < 100_000:
                 self.stacks[key] = frames
         return frames
 
 
-def _frame_line(text: str) -> Frame | None:
-    """`<addr> <sym>[+off] (<dso>)` without leading blanks, or None if it is not a frame
-    (a srcline line, raw data)."""
+def _frame_line(text: str) -> tuple[Frame, ...]:
+    """The frames of `<addr> <sym>[+off] (<dso>)` without leading blanks (leaf first), or
+    () if it is not a frame line (a srcline line, raw data)."""
     addr, _, rest = text.partition(" ")
     if not addr or not rest or addr.strip(_HEXCHARS):
-        return None
+        return ()
     return _parse_frame(rest, _is_kernel_addr(addr))
 
 
-_MISSING: Frame | None = Frame("", "")  # sentinel, never returned
 _HEXCHARS = "0123456789abcdefABCDEF"
+_INLINED = " (inlined)"
+# stackcollapse-perf.pl's tidying of a function name: everything from the first `(` is an
+# argument list, except in a Go method (`net/http.(*Client).Do`) or `(anonymous namespace)`
+_GO_METHOD = re.compile(r"\.\(.*\)\.")
+_ARGS = re.compile(r"\((?!anonymous namespace\)).*", re.DOTALL)
 
 
-def _parse_frame(rest: str, kaddr: bool) -> Frame | None:
+def _dso_start(rest: str) -> int:
+    """Where the ` (dso)` that ends `rest` starts (the blank before its `(`), or -1. The
+    parentheses are balanced from the end, so a dso that holds some keeps them:
+    `(/memfd:sealed-91173221a7ea (deleted))`, `(/opt/My App (x86)/lib.so)`."""
+    depth = 0
+    for i in range(len(rest) - 1, -1, -1):
+        c = rest[i]
+        if c == ")":
+            depth += 1
+        elif c == "(":
+            depth -= 1
+            if depth == 0:
+                return i - 1 if i and rest[i - 1] == " " else -1
+    return -1
+
+
+def tidy_symbol(sym: str) -> str:
+    """A function name as stackcollapse-perf.pl shows it: no argument list, no quotes."""
+    if "(" in sym and not _GO_METHOD.search(sym):
+        sym = _ARGS.sub("", sym)
+    if '"' in sym or "'" in sym:
+        sym = sym.replace('"', "").replace("'", "")
+    return sym
+
+
+def _parse_frame(rest: str, kaddr: bool) -> tuple[Frame, ...]:
     rest = rest.strip()
-    if rest.endswith(" (inlined)"):
-        sym = _SYMOFF.sub("", rest[: -len(" (inlined)")].strip())
-        return intern_frame(sym or "[unknown]", "", kaddr, True)
-    if rest.endswith(")"):
-        i = rest.rfind(" (")
-        if i >= 0:
-            sym, dso = rest[:i].strip(), rest[i + 2 : -1]
-        elif rest.startswith("("):  # no symbol printed: "(dso)"
-            sym, dso = "[unknown]", rest[1:-1]
-        else:
-            sym, dso = rest, ""
+    if rest.endswith(_INLINED):  # perf's own line for an inlined function
+        sym = tidy_symbol(_SYMOFF.sub("", rest[: -len(_INLINED)].strip()))
+        return (intern_frame(sym or "[unknown]", "", kaddr, True),)
+    i = _dso_start(rest) if rest.endswith(")") else -1
+    if i >= 0:
+        sym, dso = rest[:i].strip(), rest[i + 2 : -1]
+    elif rest.startswith("(") and rest.endswith(")"):  # no symbol printed: "(dso)"
+        sym, dso = "[unknown]", rest[1:-1]
     else:
         sym, dso = rest, ""  # -F without dso
     sym = _SYMOFF.sub("", sym) or "[unknown]"
     kernel = _is_kernel_dso(dso) or (kaddr and dso in ("", "[unknown]"))
-    return intern_frame(sym, dso, kernel, False)
+    if "->" not in sym:
+        return (intern_frame(tidy_symbol(sym), dso, kernel, False),)
+    # `outer->inner`: perf names the functions inlined at this address; the first is the
+    # frame itself, the others were inlined into it, each a frame leafward of the last
+    parts = [tidy_symbol(p) or "[unknown]" for p in sym.split("->")]
+    frames = [intern_frame(parts[0], dso, kernel, False)]
+    frames += [intern_frame(p, dso, kernel, True) for p in parts[1:]]
+    return tuple(reversed(frames))
 
 
 def _header(line: str) -> dict[str, str | None] | None:
@@ -185,10 +227,12 @@ def _sample(head: dict[str, str | None], frames: tuple[Frame, ...]) -> StackSamp
         tid = int(head["tid"]) if head["tid"] else pid
         cpu = int(head["cpu"]) if head["cpu"] is not None else None
         t = float(head["time"]) if head["time"] is not None else None
+        period = int(head["period"]) if head["period"] else None
     except (TypeError, ValueError):
         return None
     comm = (head["comm"] or "").strip() or NO_COMM
-    return StackSample(comm, pid, tid, cpu, t, head["event"] or "", frames)
+    return StackSample(comm, pid, tid, cpu, t, head["event"] or "", frames,
+                       period=period, pid_known=head["tid"] is not None)
 
 
 def parse(
@@ -290,6 +334,11 @@ def parse(
             continue  # `perf script --header` comments
         # a header line
         m = flat if flat is not None else pattern.match(line.rstrip("\r\n"))
+        if m is None and head is not None and not inline and cache.line(stripped):
+            # a frame line printed without its indent (pasted, or cut by an editor):
+            # stackcollapse-perf.pl reads `^\s*addr sym (dso)` too
+            texts.append(stripped)
+            continue
         if gen:
             kind = sideband_kind(m) if m is not None else None
         else:  # the layout's pattern reads a whole line: a side-band line is more
@@ -316,12 +365,7 @@ def parse(
         rest = m.string[m.end():].strip()
         inline = False
         if rest:
-            f = cache.lines.get(rest, _MISSING)
-            if f is _MISSING:
-                f = _frame_line(rest)
-                if len(cache.lines) < 200_000:
-                    cache.lines[rest] = f  # the stack lookup at emit() finds it here
-            inline = f is not None
+            inline = bool(cache.line(rest))  # the stack lookup at emit() finds it there
         if inline:
             texts.append(rest)
     if head is not None and not (inline and len(texts) == 1):
@@ -436,12 +480,12 @@ def _clean_rows(text: str, layout: Layout = GENERIC) -> list[Row] | None:
 
 
 def _int_safe(rows: list[Row], longest: int) -> bool:
-    """Whether int() takes every pid, tid and cpu of `rows`, whose longest header line has
+    """Whether int() takes every pid, tid, cpu and period of `rows`, whose longest header line has
     `longest` characters (Python refuses integers of more digits than
     sys.get_int_max_str_digits(): the careful path notes those)."""
     limit = sys.get_int_max_str_digits()  # 0: no limit
     return not limit or longest <= limit or not rows or max(
-        len(x) for r in rows for x in (r[1], r[2], r[3])) <= limit
+        len(x) for r in rows for x in (r[1], r[2], r[3], r[5])) <= limit
 
 
 def _whole_records(blocks: Iterable[str]) -> Iterator[tuple[str, int, bool]]:
@@ -538,13 +582,14 @@ def _fast_records(text: str, cache: _FrameCache, bodies: dict[str, tuple[Frame, 
         return None
     out: list[StackSample] = []
     for i in keep:
-        comm, pid, tid, c, t, _period, event = rows[i]
+        comm, pid, tid, c, t, period, event = rows[i]
         rec = recs[i]
         nl = rec.find("\n")
         frames = _frames_of("" if nl < 0 else rec[nl + 1 :], cache, bodies)
         p = int(pid) if pid else NO_PID
         out.append(StackSample(comm.strip() or NO_COMM, p, int(tid) if tid else p,
-                               int(c) if c else None, float(t) if t else None, event, frames))
+                               int(c) if c else None, float(t) if t else None, event, frames,
+                               1, int(period) if period else None, bool(tid)))
     return out
 
 
@@ -590,7 +635,7 @@ def _records(text: str, base: int, cache: _FrameCache, bodies: dict[str, tuple[F
             # `-F ip,sym`: the record is its frame lines (its header, the empty line before)
             if rec[0] == "\t" and not _NOT_A_TAB_LINE.search(rec):
                 yield StackSample(NO_COMM, NO_PID, NO_PID, None, None, "",
-                                  _frames_of(rec, cache, bodies))
+                                  _frames_of(rec, cache, bodies), pid_known=False)
             else:
                 yield from parse([*rec.split("\n"), ""], diags, source, line_at(start), side,
                                  layout)

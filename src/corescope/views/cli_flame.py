@@ -8,6 +8,7 @@ import json
 import sys
 import tempfile
 import time
+from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -15,7 +16,7 @@ from typing import Any
 import click
 from click.core import ParameterSource
 
-from corescope.analysis.flame import Profile, diff_folded, is_idle
+from corescope.analysis.flame import WEIGHTS, Profile, diff_folded, is_idle
 from corescope.analysis.flame_report import FlameReport, top_table
 from corescope.analysis.subsecond import Heatmap
 from corescope.errors import InvalidInput
@@ -23,6 +24,7 @@ from corescope.model.common import Diagnostic
 from corescope.model.profiles import StackSample
 from corescope.render import pprof, term
 from corescope.sources import perf_import
+from corescope.sources.folded import EVENT as FOLDED_EVENT
 from corescope.store import events as store_events
 from corescope.store import profile_query
 from corescope.store import profiles as ring
@@ -234,9 +236,43 @@ def _auto_baseline(store: Store, lo: float, hi: float, gap: float) -> tuple[floa
     return b_lo, b_hi, "auto: no data before the window"
 
 
+def perf_event_name(event: str | None) -> str | None:
+    """--event's value when it names a perf event rather than a stored kernel event (an
+    id is a number; no perf event name is all digits)."""
+    if event is None or event.strip().isdigit():
+        return None
+    return event.strip()
+
+
+class EventPick:
+    """One perf event per graph, as stackcollapse-perf.pl draws: the one named, or the first
+    one seen; samples of the others are counted (the JSON lists every event present) but not
+    drawn. Folded stacks carry no event and are always drawn."""
+
+    def __init__(self, name: str | None) -> None:
+        self.asked = name
+        self.chosen: str | None = name
+        self.present: Counter[str] = Counter()
+
+    def keep(self, s: StackSample) -> bool:
+        ev = s.event
+        self.present[ev] += s.count
+        if ev == FOLDED_EVENT:
+            return True
+        if self.chosen is None:
+            self.chosen = ev
+        return ev == self.chosen
+
+    def filter(self, stream: Iterator[tuple[StackSample, float | None]]
+               ) -> Iterator[tuple[StackSample, float | None]]:
+        keep = self.keep
+        return ((s, t) for s, t in stream if keep(s))
+
+
 def _collect(stream: Iterator[tuple[StackSample, float | None]], include_idle: bool,
-             heat: Heatmap | None = None, pp: pprof.Samples | None = None) -> Profile:
-    prof = Profile(include_idle=include_idle)
+             heat: Heatmap | None = None, pp: pprof.Samples | None = None,
+             weight: str = "samples", by_thread: bool = False) -> Profile:
+    prof = Profile(include_idle=include_idle, weight=weight, by_thread=by_thread)
     try:
         for s, t in stream:
             idle = prof.add(s)
@@ -261,8 +297,10 @@ def _require_cpu_seen(prof: Profile, cpu: int | None, filtered: bool, offline: b
 
 def _window_options(f: Any) -> Any:
     opts = [
-        click.option("--event", "event", default=None, metavar="ID",
-                     help="Use a stored kernel event's time as --at."),
+        click.option("--event", "event", default=None, metavar="ID|NAME",
+                     help="ID (a number): a stored kernel event, whose time is --at. NAME: "
+                          "the perf event to draw (`cycles`, `cpu-clock`); one event per "
+                          "graph, the first one in the input unless named."),
         click.option("--at", "at", type=INSTANT, default=None,
                      help="End of the window: epoch, ISO 8601, 'now', '90s ago' [now]."),
         click.option("--before", type=DURATION, default="120s", show_default=True,
@@ -351,7 +389,14 @@ def register(cli: click.Group, lab: click.Group) -> None:
                        "interactive flame graph; pprof (go tool pprof); speedscope.")
     @click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path),
                   default=None, help="Write here instead of stdout.")
-    @click.option("--with-pid", is_flag=True, help="Folded stacks as comm-pid.")
+    @click.option("--with-pid", is_flag=True,
+                  help="Folded stacks as comm-pid (`comm-?` where perf printed no pid).")
+    @click.option("--with-tid", is_flag=True, help="Folded stacks as comm-pid/tid.")
+    @click.option("--weight", type=click.Choice(WEIGHTS), default="period",
+                  show_default=True,
+                  help="period: weigh each sample by the period its header prints "
+                       "(stackcollapse-perf.pl's rule; once where none is printed); "
+                       "samples: count each sample once.")
     @click.option("--include-idle", is_flag=True, help="Keep idle stacks in the graph.")
     @click.option("--limit", type=click.IntRange(1, 1000), default=20, show_default=True,
                   help="Rows in the top table (hottest functions first).")
@@ -361,8 +406,8 @@ def register(cli: click.Group, lab: click.Group) -> None:
               cpu: int | None, pid: int | None, comm: str | None,
               perf_scripts: tuple[str, ...], boot_time: float | None,
               more_inputs: tuple[str, ...], diff_at: str | None, baseline_gap: float,
-              fmt: str, output: Path | None, with_pid: bool, include_idle: bool,
-              limit: int) -> None:
+              fmt: str, output: Path | None, with_pid: bool, with_tid: bool, weight: str,
+              include_idle: bool, limit: int) -> None:
         """A flame graph of one window, per CPU, optionally against a baseline.
 
         Reads only the ring chunks that overlap the window, so the cost follows the window,
@@ -374,6 +419,11 @@ def register(cli: click.Group, lab: click.Group) -> None:
             fail("pprof output is binary: write it with -o FILE")
         if fmt == "speedscope" and diff_at is not None:
             fail("speedscope has no differential form: use --format html or json with --diff")
+        if with_pid and with_tid:
+            fail("give --with-pid or --with-tid, not both")
+        pick = EventPick(perf_event_name(event))
+        if pick.asked is not None:
+            event = None  # a perf event's name, not a stored kernel event
         at, before, after, absolute = _absolute(since, until, at, event, before, after, last)
         diags: list[Diagnostic] = []
         progress = _Progress()
@@ -391,7 +441,12 @@ def register(cli: click.Group, lab: click.Group) -> None:
             win = _window_stream(obj, src, at, event, before, after,
                                  _explicit("before", "after") or diff_at is not None
                                  or absolute, cpu, qdiags, progress, last is not None)
-            prof = _collect(scope.tap(_filtered(win.stream, pid, comm)), include_idle, pp=pp)
+            prof = _collect(scope.tap(pick.filter(_filtered(win.stream, pid, comm))),
+                            include_idle, pp=pp, weight=weight, by_thread=with_tid)
+            if pick.asked is not None and not pick.present.get(pick.asked):
+                fail(f"--event {pick.asked}: no sample of that perf event in the "
+                     f"{'input' if src.offline else 'window'} (events present: "
+                     f"{', '.join(sorted(pick.present)) or 'none'})")
             _require_cpu_seen(prof, cpu, pid is not None or comm is not None, src.offline)
             if win.start is not None and win.end is not None:
                 hz = _ring_hz(src.store, win.start, win.end)
@@ -408,14 +463,22 @@ def register(cli: click.Group, lab: click.Group) -> None:
                     b_lo, b_hi, note = b_at - before, b_at + after, "explicit"
                 bstream, _n, _a = _ring_stream(obj, src.store, b_lo, b_hi, cpu, qdiags,
                                                progress)
-                baseline = _collect(_filtered(bstream, pid, comm), include_idle)
+                bpick = EventPick(pick.chosen)
+                baseline = _collect(bpick.filter(_filtered(bstream, pid, comm)), include_idle,
+                                    weight=weight)
         finally:
             src.close()
         report = FlameReport(win.start, win.end, win.clock, cpu, prof, baseline, b_lo, b_hi,
                              note, chunks=win.chunks, limit=limit)
         progress.done()
         report.diagnostics = [str(d) for d in diags]
-        _emit_flame(report, fmt, output, with_pid, scope, pp, hz)
+        report.event = pick.chosen
+        report.events_present = dict(pick.present)
+        if len(pick.present) > 1 and pick.asked is None and fmt != "json":
+            click.echo(f"corescope: the input holds {len(pick.present)} perf events; drawing "
+                       f"the first, {pick.chosen} (--event NAME for another: "
+                       f"{', '.join(sorted(set(pick.present) - {pick.chosen}))})", err=True)
+        _emit_flame(report, fmt, output, with_pid, scope, pp, hz, with_tid)
 
     @cli.command("heatmap")
     @_window_options
@@ -430,6 +493,9 @@ def register(cli: click.Group, lab: click.Group) -> None:
                 more_inputs: tuple[str, ...], rows_ms: int, as_json: bool) -> None:
         """FlameScope's subsecond heatmap: columns are seconds, rows 20 ms offsets, cells
         count non-idle samples; per CPU with --cpu."""
+        pick = EventPick(perf_event_name(event))
+        if pick.asked is not None:
+            event = None  # a perf event's name: only its samples
         at, before, after, absolute = _absolute(since, until, at, event, before, after, last)
         diags: list[Diagnostic] = []
         progress = _Progress()
@@ -439,7 +505,8 @@ def register(cli: click.Group, lab: click.Group) -> None:
                                  _explicit("before", "after") or absolute, cpu,
                                  [] if src.offline else diags, progress, last is not None)
             heat = Heatmap(start=win.start, end=win.end, row_ms=rows_ms)
-            _collect(_filtered(win.stream, pid, comm), False, heat)
+            stream = _filtered(win.stream, pid, comm)
+            _collect(pick.filter(stream) if pick.asked is not None else stream, False, heat)
         finally:
             src.close()
         progress.done()
@@ -494,7 +561,7 @@ def _ring_hz(store: Store, lo: float, hi: float) -> int | None:
 
 def _emit_flame(report: FlameReport, fmt: str, output: Path | None, with_pid: bool,
                 scope: Speedscope, pp: pprof.Samples | None = None,
-                hz: int | None = None) -> None:
+                hz: int | None = None, with_tid: bool = False) -> None:
     data: bytes
     if fmt == "speedscope":
         data = json.dumps(scope.to_json(_window_label(report)), separators=(",", ":")).encode()
@@ -507,7 +574,7 @@ def _emit_flame(report: FlameReport, fmt: str, output: Path | None, with_pid: bo
             click.echo(f"corescope: {len(report.diagnostics)} parser notes, first: "
                        f"{term.clean(report.diagnostics[0])}", err=True)
     elif fmt == "folded":
-        folded = report.profile.folded(with_pid)
+        folded = report.profile.folded(with_pid, with_tid)
         data = "".join(f"{k} {v}\n" for k, v in sorted(folded.items())).encode()
     elif fmt == "pprof":
         dur = 0
@@ -528,7 +595,7 @@ def _emit_flame(report: FlameReport, fmt: str, output: Path | None, with_pid: bo
             title = "corescope differential flame graph"
             sub += f"; baseline {report.baseline_note}: red grew, blue shrank"
         else:
-            folded = report.profile.folded(with_pid)
+            folded = report.profile.folded(with_pid, with_tid)
             title = "corescope flame graph"
         data = flame_html.render_html(folded, title, sub, diff=report.baseline is not None
                                       ).encode()
