@@ -29,8 +29,8 @@ class Frame:
         and other kernel frames `_[k]` (stackcollapse-perf --kernel's annotations)."""
         name = self.symbol
         if name == "[unknown]" and self.dso and self.dso != "[unknown]":
-            base = self.dso.removesuffix(" (deleted)").rsplit("/", 1)[-1]
-            name = "[" + base.strip("[]") + "]"
+            # as stackcollapse prints it, brackets and all: `[[kernel.kallsyms]]`
+            name = "[" + self.dso.removesuffix(" (deleted)").rsplit("/", 1)[-1] + "]"
         if self.inlined:
             return name + "_[i]"
         return name + "_[k]" if self.kernel else name

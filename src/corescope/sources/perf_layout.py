@@ -21,6 +21,7 @@ anchored at both ends of the line.
 
 from __future__ import annotations
 
+import functools
 import itertools
 import re
 from collections.abc import Iterable
@@ -128,13 +129,25 @@ def _make(comm: bool, ids: int, cpu: bool, time: bool, period: bool, event: bool
                   lines=re.compile(_pattern(*args, r"[^\S\n]"), re.MULTILINE))
 
 
-# every layout, more fields first (a header that two layouts read goes to the fuller one)
-LAYOUTS: tuple[Layout, ...] = tuple(sorted(
-    (_make(*a) for a in itertools.product((True, False), (2, 1, 0), (True, False),
-                                          (True, False), (True, False), (True, False))),
-    key=lambda lay: -(lay.comm + bool(lay.ids) + lay.cpu + lay.time + lay.period
-                      + lay.event)))
-EMPTY = next(lay for lay in LAYOUTS if lay.empty)
+@functools.cache
+def all_layouts() -> tuple[Layout, ...]:
+    """Every layout, more fields first (a header that two layouts read goes to the fuller
+    one). Built on first use: 192 patterns cost more to compile than a `flame` run on a
+    file in the default format, which never needs them."""
+    return tuple(sorted(
+        (_make(*a) for a in itertools.product((True, False), (2, 1, 0), (True, False),
+                                              (True, False), (True, False), (True, False))),
+        key=lambda lay: -(lay.comm + bool(lay.ids) + lay.cpu + lay.time + lay.period
+                          + lay.event)))
+
+
+def __getattr__(name: str) -> object:
+    # LAYOUTS and EMPTY stay module attributes, compiled when first read
+    if name == "LAYOUTS":
+        return all_layouts()
+    if name == "EMPTY":
+        return next(lay for lay in all_layouts() if lay.empty)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def generic(header: re.Pattern[str], lines: re.Pattern[str]) -> Layout:
@@ -195,7 +208,7 @@ def infer(heads: list[str], generic_layout: Layout) -> Layout:
         1 for h in heads if (m := generic_layout.header.match(h)) and _comm_ok(m["comm"]))
     if 2 * best_n >= len(heads):
         return generic_layout
-    for lay in LAYOUTS:
+    for lay in all_layouts():
         n = 0
         for h in heads:
             m = lay.header.match(h)

@@ -164,6 +164,9 @@ def _dso_start(rest: str) -> int:
     """Where the ` (dso)` that ends `rest` starts (the blank before its `(`), or -1. The
     parentheses are balanced from the end, so a dso that holds some keeps them:
     `(/memfd:sealed-91173221a7ea (deleted))`, `(/opt/My App (x86)/lib.so)`."""
+    i = rest.rfind(" (")
+    if i >= 0 and rest.find(")", i + 2) == len(rest) - 1:
+        return i  # the common case: no parenthesis inside the dso (found in C)
     depth = 0
     for i in range(len(rest) - 1, -1, -1):
         c = rest[i]
@@ -198,7 +201,9 @@ def _parse_frame(rest: str, kaddr: bool) -> tuple[Frame, ...]:
     else:
         sym, dso = rest, ""  # -F without dso
     sym = _SYMOFF.sub("", sym) or "[unknown]"
-    kernel = _is_kernel_dso(dso) or (kaddr and dso in ("", "[unknown]"))
+    # a kernel address is the only clue where -F prints no dso; perf names the map of every
+    # kernel address it resolves, so `[unknown]` there is garbage (`ffffffff00000002`)
+    kernel = _is_kernel_dso(dso) or (kaddr and not dso)
     if "->" not in sym:
         return (intern_frame(tidy_symbol(sym), dso, kernel, False),)
     # `outer->inner`: perf names the functions inlined at this address; the first is the
