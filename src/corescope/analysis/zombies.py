@@ -159,7 +159,8 @@ class RestartRate:
     name: str
     restarts: int | None
     per_hour: float | None
-    # "observed" (counter delta over the window) | "journal" | "since-start" (the counter's
+    # "observed" (counter delta over the window) | "journal" | "attempt-spacing" (the
+    # creation times of the attempts one listing shows) | "since-start" (the counter's
     # own start: a pod's) | "since-boot"
     basis: str
     state: str
@@ -198,6 +199,9 @@ def restart_rates(records: Sequence[RestartRecord], uptime_s: float | None,
                 jr = (len(js) - 1) / span * 3600.0
                 if per_hour is None or basis != "observed":
                     per_hour, basis = jr, "journal"
+        spaced = _attempt_rate(last)
+        if spaced is not None and (per_hour is None or basis not in ("observed", "journal")):
+            per_hour, basis = spaced, "attempt-spacing"
         counted_s = _counted_span(last)
         if per_hour is None and last.restarts is not None and counted_s:
             # the counter's own start (a pod's restartCount counts from the pod's start)
@@ -206,11 +210,37 @@ def restart_rates(records: Sequence[RestartRecord], uptime_s: float | None,
         if per_hour is None and last.restarts is not None and uptime_s:
             per_hour = last.restarts / (uptime_s / 3600.0)
             basis = "since-boot"
-        if not (last.restarts or per_hour):
+        if not (last.restarts or per_hour) and last.state not in _LOOPING_NO_COUNT:
             continue  # never restarted: not a suspect
         out.append(RestartRate(kind, name, last.restarts, per_hour, basis, last.state,
                                last.cgroup, dict(last.detail)))
     return out
+
+
+def _attempt_rate(r: RestartRecord) -> float | None:
+    """Restarts per hour from the spacing of the attempts one listing shows (`crictl ps -a`
+    keeps exited attempts beside the running one): gaps between attempt numbers over the
+    seconds between their creation."""
+    span, gaps = r.detail.get("attempt_span_s"), r.detail.get("attempt_gaps")
+    if not (isinstance(span, int | float) and isinstance(gaps, int)) or isinstance(gaps, bool):
+        return None
+    if span <= 0 or gaps <= 0:
+        return None
+    at, ago = r.detail.get("last_attempt_at"), r.detail.get("last_attempt_ago_s")
+    if isinstance(at, int | float) and r.t > 0:
+        ago = r.t - at
+    if not isinstance(ago, int | float) or ago < 0:
+        ago = 0.0
+    # the newest attempt has run far longer than the loop's own spacing: it stopped looping
+    if ago > max(STOPPED_LOOP_S, 10.0 * span / gaps):
+        return None
+    # the seconds the newest attempt has run so far count too: one quick crash followed
+    # by minutes of running is not a restart every few seconds
+    return gaps / (span + ago) * 3600.0
+
+
+# an attempt running this long after the last restarts is not a loop any more
+STOPPED_LOOP_S = 3600.0
 
 
 def _counted_span(r: RestartRecord) -> float | None:
@@ -226,6 +256,11 @@ def _counted_span(r: RestartRecord) -> float | None:
 
 _LOOPING_STATES = {"auto-restart", "restarting", "CONTAINER_EXITED", "activating",
                    *KUBELET_LOOPING}
+
+
+# states that say a restart loop even with no count (`docker ps`: "Restarting (1) 4
+# seconds ago"; systemd between attempts; the kubelet backing off)
+_LOOPING_NO_COUNT = frozenset({"restarting", "auto-restart", "CrashLoopBackOff"})
 
 
 def _matches(churn_parent: str, rate: RestartRate) -> bool:

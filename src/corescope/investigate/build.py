@@ -57,6 +57,10 @@ class Options:
     profile_before_s: float = PROFILE_BEFORE_S
     # a focus event: the investigation of that one line (report --event, flame --event)
     focus_event: KernelEvent | None = None
+    # the node under investigation, for listings that cover many (`kubectl get pods -A`);
+    # `host`: this machine's name, used only when the listing has it
+    node: str | None = None
+    host: str | None = None
 
 
 def investigate(ev: Evidence, window: Window, options: Options | None = None,
@@ -112,12 +116,19 @@ def investigate(ev: Evidence, window: Window, options: Options | None = None,
                                   covered=covered)
 
     restarts, zombies, thresholds = RestartEvidence(), None, opt.thresholds
+    node = None
     if "zombies" in parts:
         from corescope.investigate.zombies import zombie_report
         from corescope.model.cgroups import DEFAULT_THRESHOLDS
 
         thresholds = thresholds or DEFAULT_THRESHOLDS
-        restarts = ev.restarts(window.start, window.end)
+        from corescope.investigate.node import narrow
+
+        # the kernel's own lines name this node's pods and containers (OOM kills, cgroup
+        # paths): what ties a cluster-wide listing to this node
+        restarts, node = narrow(ev.restarts(window.start, window.end), opt.node,
+                                (e.raw for e in events[:20000] if "pod" in e.raw
+                                 or e.kind == "oom_kill"), opt.host)
         zombies = zombie_report(ev, window.start, window.end, restarts, thresholds)
     profiles = hot_core_profiles(ev, incident_views, opt.profile_before_s) \
         if "profiles" in parts and coverage.profiles is not None else []
@@ -144,7 +155,7 @@ def investigate(ev: Evidence, window: Window, options: Options | None = None,
         restarts=restarts, profiles=profiles, findings=[], statuses=statuses,
         diagnostics=[*getattr(samples_ctx, "diagnostics", ()),  # stored rows it skipped
                      *(zombies.diagnostics if zombies else ())],
-        pressure=pressure, episode_profiles=episode_profiles, softirqs=softirqs,
+        pressure=pressure, episode_profiles=episode_profiles, softirqs=softirqs, node=node,
     )
     inv.findings = fnd.findings(inv, thresholds)
     if diagnosed:

@@ -24,6 +24,7 @@ from corescope.investigate.diagnosis import (
 )
 from corescope.investigate.hypotheses import HYPOTHESIS_MODULES
 from corescope.investigate.hypotheses.common import (
+    benign_incidents,
     fact,
     preceded,
     preceded_on,
@@ -41,6 +42,7 @@ FALLBACK = ("zombie_leak_no_harm", "crash_loop", "healthy")
 # root causes whose claim is "a saturated core preceded the incidents": weighed by how
 # surprising that correlation is
 CORRELATED = ("zombie_memcg_leak", "irq_softirq_saturation")
+LEAKS = ("zombie_memcg_leak", "zombie_leak_no_harm")
 # the evidence that counts the incidents each root cause accounts for. A cause that explains
 # the node's incidents outranks one that is only present (CPU contention or memory stalls
 # beside NIC resets a starved core preceded): scores say how sure each claim is, not how
@@ -84,6 +86,28 @@ def consistent(hyps: list[Hypothesis]) -> list[Hypothesis]:
 
 
 def diagnose(inv: Investigation, thr: Thresholds) -> Diagnosis:
+    d = _diagnose(inv, thr)
+    benign = tuple(_benign_line(v) for v in benign_incidents(inv))
+    if benign:
+        d = replace(d, verdict=replace(d.verdict, benign_events=benign))
+    n = inv.node
+    if n is not None and n.narrowed:
+        d = replace(d, node={"name": n.name, "basis": n.basis,
+                             "nodes_listed": len(n.nodes_listed),
+                             "records_of_other_nodes": len(n.dropped)})
+    return d
+
+
+def _benign_line(v: IncidentView) -> str:
+    from corescope.timeparse import iso
+
+    e = v.incident.event
+    where = " ".join(x for x in (e.driver, e.device, e.iface) if x) or "the NIC"
+    return (f"{e.kind} at {iso(e.time)} on {where}: one reset that completed, no hardware "
+            "error, no starved core, no repeat")
+
+
+def _diagnose(inv: Investigation, thr: Thresholds) -> Diagnosis:
     hyps = evaluate_all(inv, thr)
     by = {h.name: h for h in hyps}
     supported = [by[n] for n in PRIMARY if n in by and by[n].verdict == SUPPORTED]
@@ -112,8 +136,9 @@ def diagnose(inv: Investigation, thr: Thresholds) -> Diagnosis:
         conf *= 0.5 + 0.5 * (1.0 - s.p_value)
     crash = by.get("crash_loop")
     culprit = winner.culprit
-    if winner.name == "zombie_memcg_leak" and culprit is None and crash is not None \
+    if winner.name in LEAKS and culprit is None and crash is not None \
             and crash.verdict == SUPPORTED:
+        # the loop that restarts is the leak's source, harm or not
         culprit = crash.culprit
     verdict = Verdict(winner.name, culprit, winner.hot_cpu, winner.walker,
                       round(max(0.0, min(1.0, conf)), 4))

@@ -52,6 +52,8 @@ class Verdict:
     hot_cpu: int | None
     walker: tuple[str, str] | None
     confidence: float
+    # events shown but not accused (one NIC reset that healed itself, with no other sign)
+    benign_events: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -59,6 +61,8 @@ class Diagnosis:
     verdict: Verdict
     chain: tuple[Link, ...]
     hypotheses: tuple[Hypothesis, ...]
+    # which node's pods were kept when a listing covered several (None: no such listing)
+    node: dict[str, Any] | None = None
 
     def hypothesis(self, name: str) -> Hypothesis | None:
         return next((h for h in self.hypotheses if h.name == name), None)

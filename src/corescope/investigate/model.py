@@ -14,6 +14,7 @@ if TYPE_CHECKING:
     from corescope.analysis.zombies import ZombieReport
     from corescope.evidence.base import Coverage, RestartEvidence
     from corescope.investigate.diagnosis import Diagnosis
+    from corescope.investigate.node import NodeChoice
     from corescope.model.common import Diagnostic, Finding, SensorStatus
     from corescope.model.cores import CoreSample, Episode
     from corescope.model.events import (
@@ -133,6 +134,8 @@ class Investigation:
     # stacks of the longest kernel-time episodes when no incident had a hot core before it
     # (a log without times, or harm that has not reached the NIC yet): for the hypotheses
     episode_profiles: list[HotCoreProfile] = field(default_factory=list)
+    # whose pods the restart evidence kept when a listing covered several nodes
+    node: NodeChoice | None = None
     schema: int = SCHEMA
 
     def status(self, name: str) -> SensorStatus | None:

@@ -214,18 +214,25 @@ def diagnosis_json(d: Diagnosis | None) -> dict[str, Any] | None:
     if d is None:
         return None
     v = d.verdict
-    return {
+    verdict: dict[str, Any] = {
+        "root_cause": v.root_cause, "culprit": v.culprit, "hot_cpu": v.hot_cpu,
+        "walker": None if v.walker is None else {"comm": v.walker[0], "function": v.walker[1]},
+        "confidence": round(v.confidence, 3)}
+    # additive keys, present only when there is something to say
+    if v.benign_events:
+        verdict["benign_events"] = list(v.benign_events)
+    out = {
         "schema": SCHEMA,
-        "verdict": {"root_cause": v.root_cause, "culprit": v.culprit, "hot_cpu": v.hot_cpu,
-                    "walker": None if v.walker is None else {"comm": v.walker[0],
-                                                             "function": v.walker[1]},
-                    "confidence": round(v.confidence, 3)},
+        "verdict": verdict,
         "chain": [{"step": link.step, "summary": link.summary,
                    "evidence": facts_json(link.evidence)} for link in d.chain],
         "hypotheses": [{"name": h.name, "verdict": h.verdict, "score": round(h.score, 3),
                         "summary": h.summary, "evidence": facts_json(h.evidence),
                         "would_change": h.would_change} for h in d.hypotheses],
     }
+    if d.node is not None:
+        out["node"] = dict(d.node)
+    return out
 
 
 # --- doctor and the whole investigation ------------------------------------------------------

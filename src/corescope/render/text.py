@@ -58,6 +58,14 @@ def print_diagnosis(d: Diagnosis | None, hypotheses: bool = False) -> None:
     echo("diagnosis: " + ", ".join(bits) + f" (confidence {v.confidence:.2f})")
     for i, link in enumerate(d.chain, 1):
         echo(f"  {i}. {link.step}: {link.summary}")
+    for line in v.benign_events:
+        echo(f"  benign (shown, not accused): {line}")
+    if d.node is not None:
+        n = d.node
+        echo(f"  node: {n['name']} ({n['basis']}); {n['records_of_other_nodes']} records of "
+             "other nodes set aside" if n["name"] else
+             f"  node: could not tell which of the {n['nodes_listed']} listed nodes this is "
+             "(name it with --node); no pod tagged with a node is blamed")
     advice = NEXT.get(v.root_cause)
     if advice:
         echo("  next: " + advice.format(culprit=v.culprit or "?",
@@ -123,7 +131,15 @@ def print_timeline(inv: Investigation, with_diagnosis: bool = True) -> None:
         for r in inc.related:
             echo(f"   +{r.time - e.time:5.1f}s {r.kind}: {r.raw[:120]}")
         if not inc.preceding:
-            echo(f"   no hot-core episode in the {format_duration(window)} before")
+            from corescope.investigate.hypotheses.common import (
+                cores_seen_before,
+                uncovered_before,
+            )
+
+            # no samples is not a calm core: say which seconds were not covered
+            echo(f"   no hot-core episode in the {format_duration(window)} before"
+                 if cores_seen_before(inv, v) else
+                 f"   not covered (no per-core samples {uncovered_before(inv, [v])})")
         for p in inc.preceding:
             serves = {True: "serves this queue's IRQ", False: "does not serve this queue's IRQ",
                       None: "queue IRQ mapping unknown"}[p.serves_queue]

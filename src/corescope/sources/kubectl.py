@@ -182,3 +182,115 @@ def _several_nodes(nodes: set[str], diags: list[Diagnostic], source: str) -> Non
         diags.append(Diagnostic(source, f"pods of {len(nodes)} nodes: all are read; list one "
                                 "node's with `kubectl get pods -A -o json --field-selector "
                                 "spec.nodeName=NODE`"))
+
+
+# --- kubectl describe pod --------------------------------------------------------------------
+# k8s.io/kubectl/pkg/describe (describePod / describeContainerState): `Key:  value` lines,
+# a section's entries indented two spaces more than its title; times as RFC 1123 with a
+# numeric zone (`Mon, 30 Nov 2026 10:10:05 +0000`)
+_DESCRIBE_LINE = re.compile(r"^(?P<indent> *)(?P<key>[A-Za-z0-9][\w .-]{0,62}?):"
+                            r"(?:\s+(?P<value>.*))?$")
+
+
+def looks_like_describe_pod(head: str) -> bool:
+    return head.lstrip().startswith("Name:") and all(
+        k in head for k in ("\nNamespace:", "Containers:", "Restart Count:"))
+
+
+def _rfc1123(text: str) -> float | None:
+    from email.utils import parsedate_to_datetime
+
+    try:
+        t = parsedate_to_datetime(text.strip())
+    except (TypeError, ValueError, IndexError):
+        return None
+    return t.timestamp() if t.tzinfo is not None and 0 < t.timestamp() < 4.1e9 else None
+
+
+def parse_kubectl_describe(text: str | bytes, t: float = 0.0,
+                           source: str = "kubectl describe pod"
+                           ) -> tuple[list[RestartRecord], list[Diagnostic]]:
+    """One record per container of each pod `kubectl describe pod` prints, named and keyed
+    as `kubectl get pods -o json` names its own (restartCount, the waiting reason, the last
+    termination, the node, the pod's start)."""
+    records: list[RestartRecord] = []
+    diags: list[Diagnostic] = []
+    nodes: set[str] = set()
+    pod: dict[str, str] = {}
+    section = ""  # the top-level section: "Containers", "Init Containers", ...
+    cont: dict[str, Any] | None = None
+    sub = ""  # inside a container: "State" or "Last State"
+
+    def flush() -> None:
+        nonlocal cont
+        if cont is not None and pod.get("Name"):
+            records.append(_describe_record(pod, cont, t))
+        cont = None
+
+    for line in as_text(text).splitlines():
+        m = _DESCRIBE_LINE.match(line.rstrip())
+        if m is None:
+            continue
+        depth, key, value = len(m["indent"]), m["key"].strip(), (m["value"] or "").strip()
+        if depth == 0:
+            if key == "Name":
+                flush()
+                pod, section = {}, ""
+            if key in ("Containers", "Init Containers", "Ephemeral Containers") and not value:
+                flush()
+                section = key
+                continue
+            if section:
+                flush()
+                section = ""
+            pod.setdefault(key, value)
+            continue
+        if section not in ("Containers", "Init Containers"):
+            continue
+        if depth == 2 and not value:
+            flush()
+            cont, sub = {"name": key}, ""
+            continue
+        if cont is None:
+            continue
+        if depth == 4:
+            sub = key if key in ("State", "Last State") else ""
+            cont[key] = value
+        elif depth >= 6 and sub:
+            cont[f"{sub}/{key}"] = value
+    flush()
+    for r in records:
+        node = r.detail.get("node")
+        if isinstance(node, str):
+            nodes.add(node)
+    if not records:
+        diags.append(Diagnostic(source, "no pod with containers found"))
+    _several_nodes(nodes, diags, source)
+    return records, diags
+
+
+def _describe_record(pod: dict[str, str], c: dict[str, Any], t: float) -> RestartRecord:
+    ns = pod.get("Namespace", "")
+    base = f"{ns}/{pod['Name']}" if ns else pod["Name"]
+    detail: dict[str, Any] = {"source": "kubectl", "phase": pod.get("Status")}
+    node = pod.get("Node", "").split("/", 1)[0]
+    if node and node != "<none>":
+        detail["node"] = node
+    started = _rfc1123(pod.get("Start Time", ""))
+    if started is not None:
+        detail["counted_since"] = started
+    cid = _CONTAINER_ID.match(str(c.get("Container ID") or ""))
+    if cid:
+        detail["ids"] = [cid.group(1)]
+    if c.get("Last State") == "Terminated":
+        code = c.get("Last State/Exit Code", "")
+        if code.lstrip("-").isdigit():
+            detail["exitCode"] = int(code)
+        for k, out in (("Reason", "reason"), ("Finished", "finishedAt")):
+            if c.get(f"Last State/{k}"):
+                detail[out] = c[f"Last State/{k}"]
+    state = c.get("State/Reason") or c.get("State", "")
+    n = c.get("Restart Count", "")
+    return RestartRecord(t=t, kind="container", name=f"{base}/{c['name']}",
+                         restarts=int(n) if n.isdigit() and len(n) < 10 else None,
+                         state=state, detail=detail)

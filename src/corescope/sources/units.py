@@ -171,8 +171,8 @@ def parse_crictl_ps(text: str | bytes, t: float = 0.0, source: str = "crictl ps 
     return _crictl_records(items, t, source, diags), diags
 
 
-def _crictl_records(items: list[Any], t: float, source: str, diags: list[Diagnostic]
-                    ) -> list[RestartRecord]:
+def _crictl_records(items: list[Any], t: float, source: str, diags: list[Diagnostic],
+                    scale: float = 1e-9) -> list[RestartRecord]:
     """One record per (pod, container name) of crictl's containers (JSON objects, or table
     rows put in their shape)."""
     best: dict[tuple[str, str], dict[str, Any]] = {}
@@ -198,7 +198,8 @@ def _crictl_records(items: list[Any], t: float, source: str, diags: list[Diagnos
             "name": f"{ns}/{pod}/{name}" if isinstance(pod, str) and isinstance(ns, str)
             else name,
             "restarts": None, "state": "", "instances": 0, "exited": 0, "uid": uid,
-            "attempt": None, "annotation": None, "created": None, "ids": [],
+            "attempt": None, "annotation": None, "created": None, "ids": [], "times": [],
+            "attempts": set(),
         })
         entry["instances"] += 1
         cid = c.get("id")
@@ -208,12 +209,16 @@ def _crictl_records(items: list[Any], t: float, source: str, diags: list[Diagnos
         if state == "CONTAINER_EXITED":
             entry["exited"] += 1
         created = _int(c.get("createdAt"))
+        if created is not None and not c.get("_ordinal") and len(entry["times"]) < 64:
+            entry["times"].append(created)
         newest = entry["created"] is None or (created is not None and created > entry["created"])
         if newest:
             entry["created"] = created
             entry["state"] = state
         if count is not None and (entry["restarts"] is None or count > entry["restarts"]):
             entry["restarts"] = count
+        if attempt is not None:
+            entry["attempts"].add(attempt)
         if attempt is not None and (entry["attempt"] is None or attempt > entry["attempt"]):
             entry["attempt"] = attempt
         if rc is not None and (entry["annotation"] is None or rc > entry["annotation"]):
@@ -224,11 +229,38 @@ def _crictl_records(items: list[Any], t: float, source: str, diags: list[Diagnos
             cgroup=f"pod{e['uid']}" if isinstance(e["uid"], str) and e["uid"] else None,
             detail={"attempt": e["attempt"], RESTART_ANNOTATION: e["annotation"],
                     "instances": e["instances"], "exited_instances": e["exited"],
-                    "ids": e["ids"]},
+                    "ids": e["ids"], **attempt_spacing(e["times"], e["attempts"], scale)},
         )
         for e in best.values()
     ]
     return records
+
+
+def attempt_spacing(times: list[int], attempts: set[int], scale: float
+                    ) -> dict[str, Any]:
+    """How fast the listed attempts of one container followed each other: `crictl ps -a`
+    keeps the exited attempts beside the running one, and their creation times seconds
+    apart are a crash loop even when the count is small and the newest attempt runs.
+    `scale` turns the listing's times into seconds (createdAt is in nanoseconds; the table's
+    CREATED is `N seconds ago`, already seconds). Nothing when fewer than two attempts
+    with distinct times are listed."""
+    ts = sorted(set(times))
+    if len(ts) < 2:
+        return {}
+    span = (ts[-1] - ts[0]) * scale
+    # the attempt numbers when listed (an attempt 7 beside attempt 3 is 4 restarts apart,
+    # the ones between were removed by the kubelet's garbage collection), else the rows
+    gaps = (max(attempts) - min(attempts)) if len(attempts) >= 2 else len(ts) - 1
+    if span <= 0 or gaps <= 0:
+        return {}
+    out: dict[str, Any] = {"attempts_listed": len(ts), "attempt_span_s": round(span, 3),
+                           "attempt_gaps": gaps}
+    # when the newest attempt began: a pair of crashes days ago is no loop now
+    if scale == 1.0:
+        out["last_attempt_ago_s"] = AGO_BASE - ts[-1]
+    else:
+        out["last_attempt_at"] = round(ts[-1] * scale, 3)
+    return out
 
 
 # `crictl ps -a` as a table (cri-tools cmd/crictl/container.go; Go's tabwriter, minwidth 20,
@@ -276,9 +308,36 @@ def parse_crictl_table(text: str | bytes, t: float = 0.0, source: str = "crictl 
             "metadata": {"name": name, "attempt": int(attempt)}, "labels": labels,
             "state": state if state.startswith("CONTAINER_") else f"CONTAINER_{state}",
             # crictl lists the newest first: the first row of a container is its state now
-            "createdAt": len(lines) - lineno,
+            # (rows created in the same second keep that order: the first wins a tie)
+            **({"createdAt": AGO_BASE - ago} if (ago := ago_s(cell("created"))) is not None else
+               {"createdAt": len(lines) - lineno, "_ordinal": True}),
         })
-    return _crictl_records(items, t, source, diags), diags
+    return _crictl_records(items, t, source, diags, scale=1.0), diags
+
+
+# the table's CREATED (`N seconds ago`) as a time: AGO_BASE − N, newer is larger
+AGO_BASE = 10**12
+# go-units HumanDuration, as crictl's CREATED prints it with " ago"
+_AGO = re.compile(r"^(?:(less than a second)|(about a minute)|(about an hour)|"
+                  r"(\d+) (second|minute|hour|day|week|month|year)s?) ago$", re.IGNORECASE)
+_AGO_S = {"second": 1, "minute": 60, "hour": 3600, "day": 86400, "week": 7 * 86400,
+          "month": 30 * 86400, "year": 365 * 86400}
+
+
+def ago_s(text: str) -> int | None:
+    """Seconds before the listing that `10 seconds ago`, `About a minute ago`, `3 hours
+    ago` mean (whole seconds; coarser past a minute, as the tool prints it)."""
+    m = _AGO.match(text.strip())
+    if m is None:
+        return None
+    if m.group(1):
+        return 0
+    if m.group(2):
+        return 60
+    if m.group(3):
+        return 3600
+    n = int(m.group(4))
+    return n * _AGO_S[m.group(5).lower()] if n < 10**6 else None
 
 
 # --- docker ---------------------------------------------------------------------------------
@@ -439,15 +498,40 @@ def parse_docker_inspect(text: str | bytes, t: float = 0.0, source: str = "docke
         hc = c.get("HostConfig") if isinstance(c.get("HostConfig"), dict) else {}
         pol = hc.get("RestartPolicy") if isinstance(hc.get("RestartPolicy"), dict) else {}
         name = c.get("Name") if isinstance(c.get("Name"), str) else c["Id"][:12]
+        detail: dict[str, Any] = {"restart_policy": pol.get("Name"),
+                                  "exit_code": st.get("ExitCode"), "id": c["Id"][:12]}
+        created = rfc3339(c.get("Created"))
+        if created is not None:
+            detail["counted_since"] = created  # RestartCount counts from the creation
         out.append(RestartRecord(
             t=t, kind="docker-container", name=name.lstrip("/") or c["Id"][:12],
             restarts=_int(c.get("RestartCount")),
             state=st.get("Status") if isinstance(st.get("Status"), str) else "",
             cgroup=c["Id"],
-            detail={"restart_policy": pol.get("Name"), "exit_code": st.get("ExitCode"),
-                    "id": c["Id"][:12]},
+            detail=detail,
         ))
     return out, diags
+
+
+_FRACTION = re.compile(r"(\.\d{6})\d+")
+
+
+def rfc3339(stamp: Any) -> float | None:
+    """An RFC 3339 time as Go prints it (`2026-11-02T10:00:00.123456789Z`: nanoseconds,
+    which Python reads to microseconds), as epoch seconds; None when unreadable or zero
+    (`0001-01-01T00:00:00Z`, Go's zero time)."""
+    if not isinstance(stamp, str) or not stamp:
+        return None
+    from datetime import datetime
+
+    try:
+        t = datetime.fromisoformat(_FRACTION.sub(r"\1", stamp).replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    if t.tzinfo is None:
+        return None
+    v = t.timestamp()
+    return v if 0 < v <= EPOCH_MAX else None
 
 
 # --- live collection ------------------------------------------------------------------------

@@ -13,6 +13,7 @@ import click
 
 from corescope.evidence.store import StoreEvidence
 from corescope.investigate import Investigation, investigate
+from corescope.investigate.build import Options
 from corescope.render import term
 from corescope.render.json_contract import investigation_json
 from corescope.render.text import print_investigation
@@ -65,7 +66,8 @@ def analysis_store(obj: CliContext) -> Iterator[Store]:
 
 def import_and_investigate(obj: CliContext, paths: tuple[Path, ...], boot_time: float | None,
                            since: float | None, until: float | None, last: float | None,
-                           store: Store) -> tuple[Any, Investigation | None]:
+                           store: Store, options: Options | None = None
+                           ) -> tuple[Any, Investigation | None]:
     from corescope.ingest import import_paths
 
     report = import_paths(list(paths), store, boot_time=boot_time)
@@ -78,7 +80,7 @@ def import_and_investigate(obj: CliContext, paths: tuple[Path, ...], boot_time: 
         # back before the per-core record must not fall out of the window: its resets are
         # the question)
         since, until = capture_window(store) or (cov.start, cov.end)
-    return report, investigate(ev, window_or_fail(cov, since, until, last))
+    return report, investigate(ev, window_or_fail(cov, since, until, last), options)
 
 
 def print_files(report: Any) -> None:

@@ -8,6 +8,7 @@ from pathlib import Path
 import click
 
 from corescope.investigate import Investigation, investigate
+from corescope.investigate.build import Options
 from corescope.render.json_contract import diagnosis_json
 from corescope.render.text import print_diagnosis
 from corescope.views.clitypes import (
@@ -31,11 +32,16 @@ def exit_code(inv: Investigation) -> int:
 @click.option("--boot-time", type=UNTIL, default=None,
               help="With PATH: when the node booted, for boot-relative timestamps.")
 @window_options("1h", "How much to diagnose.")
+@click.option("--node", "node", default=None, metavar="NAME",
+              help="The node under investigation, for pod listings of several nodes "
+                   "(`kubectl get pods -A`). Default: the node this node's own evidence "
+                   "(crictl, docker, the kernel's OOM lines) ties the listing to, else its "
+                   "only node; otherwise no pod tagged with a node is blamed.")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 @click.pass_obj
 def diagnose(obj: CliContext, paths: tuple[Path, ...], boot_time: float | None,
              since: float | None, until: float | None, last: float | None,
-             as_json: bool) -> None:
+             node: str | None, as_json: bool) -> None:
     """Name the root cause: every hypothesis (zombie memcg leak, softirq storm, hardware,
     contention, memory pressure, steal, crash loop, healthy) checked against the evidence,
     with the causal chain of the winner. Reads the store (this node's, or an analyzed one
@@ -47,7 +53,7 @@ def diagnose(obj: CliContext, paths: tuple[Path, ...], boot_time: float | None,
 
         with analysis_store(obj) as store:
             _report, inv = import_and_investigate(obj, paths, boot_time, since, until, last,
-                                                  store)
+                                                  store, Options(node=node))
         if inv is None:
             fail("nothing with a time could be imported from the given paths")
             raise SystemExit(EXIT_USAGE)
@@ -56,7 +62,8 @@ def diagnose(obj: CliContext, paths: tuple[Path, ...], boot_time: float | None,
 
         now_ok = until is None or until >= time.time() - 60
         ev, extra = node_evidence(obj, kernel_ring=True, now=now_ok)
-        inv = investigate(ev, window_or_fail(ev.coverage(), since, until, last))
+        inv = investigate(ev, window_or_fail(ev.coverage(), since, until, last),
+                          Options(node=node, host=_this_host(ev.name)))
         ev.close()
         inv.statuses[:0] = extra
     if as_json:
@@ -64,6 +71,16 @@ def diagnose(obj: CliContext, paths: tuple[Path, ...], boot_time: float | None,
     else:
         print_diagnosis(inv.diagnosis, hypotheses=True)
     raise SystemExit(exit_code(inv))
+
+
+def _this_host(source: str) -> str | None:
+    """This machine's name, for the evidence read without PATHs (this node's store or live
+    state); used only when a pod listing names that node."""
+    if source not in ("store", "live", "store+live"):
+        return None
+    import socket
+
+    return socket.gethostname() or None
 
 
 def register(cli: click.Group, lab: click.Group) -> None:

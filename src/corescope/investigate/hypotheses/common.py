@@ -77,6 +77,18 @@ def cores_seen_before(inv: Investigation, v: IncidentView) -> bool:
     return span[0] - slack <= t - inv.correlation_window_s and t <= span[1] + slack
 
 
+def uncovered_before(inv: Investigation, views: list[IncidentView], most: int = 3) -> str:
+    """`from T to T` for the correlation windows before `views` that the per-core record
+    does not cover: what would tell whether a core was starved there."""
+    from corescope.timeparse import iso
+
+    w = inv.correlation_window_s
+    spans = [f"from {iso(v.incident.event.time - w)} to {iso(v.incident.event.time)}"
+             for v in sorted(views, key=lambda v: v.incident.event.time)[:most]]
+    more = f" and {len(views) - most} more" if len(views) > most else ""
+    return ", ".join(spans) + more
+
+
 def preceded_on(inv: Investigation, cpu: int) -> list[tuple[IncidentView, Episode]]:
     """Incidents that an episode on `cpu` preceded (nearest or not), with that episode."""
     out = []
@@ -173,8 +185,41 @@ def after_steal(inv: Investigation, steal: list[Episode]) -> list[IncidentView]:
 
 
 def real_incidents(inv: Investigation) -> list[IncidentView]:
-    """Incidents that count: a lab line without a hot core before it is not one."""
+    """Incidents that count: a lab line without a hot core before it is not one, nor a
+    single benign NIC event (see `benign_incidents`)."""
+    benign = {id(v) for v in benign_incidents(inv)}
+    return [v for v in _counted(inv) if id(v) not in benign]
+
+
+def _counted(inv: Investigation) -> list[IncidentView]:
     return [v for v in inv.incidents if not (v.incident.event.lab and not v.incident.preceding)]
+
+
+NIC_KINDS = frozenset({"nic_tx_stall", "nic_reset", "nic_keepalive_timeout", "nic_tx_timeout"})
+
+
+def self_healed(v: IncidentView) -> bool:
+    """The driver said its reset completed (ENA's `Device reset completed successfully`)
+    and no line of the burst says a reset failed."""
+    lines = [v.incident.event, *v.incident.related]
+    stages = {e.fields.get("stage") for e in lines if e.kind == "nic_reset"}
+    return "completed" in stages and "failed" not in stages
+
+
+def benign_incidents(inv: Investigation) -> list[IncidentView]:
+    """A single NIC burst in the window that healed itself, with no other sign: no hardware
+    error line, no other incident, no starved core before it (a host pausing the VM for a
+    second, a switch flap). It is shown, not accused: a fault repeats or leaves errors."""
+    counted = _counted(inv)
+    if len(counted) != 1 or any(e.kind == "hw_error" and not e.lab for e in inv.events):
+        return []
+    v = counted[0]
+    if v.incident.event.kind not in NIC_KINDS or v.incident.preceding or not self_healed(v):
+        return []
+    t, w = v.incident.event.time, inv.correlation_window_s
+    if any(s.start <= t and s.end >= t - w for s in steal_episodes(inv)):
+        return []  # the host took a vCPU for seconds before it: hypervisor_steal's
+    return [v]
 
 
 @dataclass(frozen=True)
@@ -236,3 +281,23 @@ def find_walker(profiles: list[HotCoreProfile], cpu: int | None = None) -> Walke
 
 def fact(value: object, unit: str, source: str) -> Fact:
     return Fact(value, unit, source)
+
+
+def leak_source_facts(inv: Investigation) -> tuple[str | None, dict[str, Fact]]:
+    """The leaking source a leak verdict names, with its restart (or churn) rate against the
+    dying count's growth: the top suspect that explains any of it."""
+    z = inv.zombies
+    top = z.suspects[0] if z is not None and z.suspects and z.suspects[0].score > 0 else None
+    if z is None or top is None:
+        return None, {}
+    e = top.evidence
+    out = {"leaking_source": fact(top.name, top.kind, "churn and restarts")}
+    rate = e.get("restarts_per_hour", e.get("removed_per_hour"))
+    if isinstance(rate, int | float):
+        unit = "restarts/h" if "restarts_per_hour" in e else "cgroups removed/h"
+        out["leaking_source_rate"] = fact(rate, unit, str(e.get("rate_basis", "churn")))
+    if z.growth.per_hour is not None:
+        out["leaking_source_vs_growth"] = fact(
+            e.get("explains_pct_of_growth"), "% of the dying count's growth",
+            f"{z.growth.per_hour:.0f} dying memcgs/h ({z.growth.method})")
+    return top.name, out

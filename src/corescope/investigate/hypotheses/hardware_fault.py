@@ -7,19 +7,24 @@ from collections import Counter
 
 from corescope.investigate.diagnosis import NOT_MEASURED, RULED_OUT, SUPPORTED, Hypothesis
 from corescope.investigate.hypotheses.common import (
+    NIC_KINDS,
     after_steal,
+    benign_incidents,
     cores_seen_before,
     fact,
     real_incidents,
     starvable,
     steal_episodes,
+    uncovered_before,
 )
 from corescope.investigate.model import Investigation
 from corescope.model.cgroups import Thresholds
 from corescope.model.events import KernelEvent
 
 NAME = "hardware_fault"
-NIC_KINDS = frozenset({"nic_tx_stall", "nic_reset", "nic_keepalive_timeout", "nic_tx_timeout"})
+# NIC faults with no starved core before them must repeat to be the device's: one reset
+# that healed itself is what a host pause or a switch flap leaves too
+MIN_REPEATS = 2
 
 
 def evaluate(inv: Investigation, thr: Thresholds) -> Hypothesis:
@@ -48,14 +53,27 @@ def evaluate(inv: Investigation, thr: Thresholds) -> Hypothesis:
         ev["nic_incidents_after_steal"] = fact(len(stolen), "events", "correlation")
     if keepalive:
         ev["keepalive_timeouts"] = fact(len(keepalive), "events", "kernel log")
+    benign = benign_incidents(inv)
+    if benign:
+        ev["benign_nic_events"] = fact(len(benign), "events", "kernel log (one self-healed "
+                                       "reset, no hardware error, no repeat)")
     if not hw and not unstarved and unseen:
         return Hypothesis(NAME, NOT_MEASURED, 0.2, ev,
-                          "per-core samples around the NIC incidents (was a core starved?)")
+                          "per-core samples " + uncovered_before(inv, unseen)
+                          + " (was a core starved?)")
     if not hw and not unstarved:
         return Hypothesis(NAME, RULED_OUT, 0.0, ev,
-                          "hardware error lines, or a NIC reset with no starved core before it",
+                          "hardware error lines, or NIC faults that repeat with no starved "
+                          "core before them",
                           "no hardware errors, and every NIC incident followed a starved core"
-                          if nic else "no hardware errors and no NIC incidents")
+                          if nic else "no hardware errors; one self-healed NIC reset (benign)"
+                          if benign else "no hardware errors and no NIC incidents")
+    if not hw and len(unstarved) < MIN_REPEATS:
+        return Hypothesis(NAME, RULED_OUT, 0.1, ev,
+                          "hardware error lines, or the NIC fault repeating with no starved "
+                          "core before it",
+                          "no hardware errors and one NIC incident without a starved core: "
+                          "no repeat, not a fault")
     starved = max(0, len(nic) - len(unstarved) - len(stolen))
     score = min(1.0, (0.6 if hw else 0.0) + 0.4 * len(unstarved) / max(1, len(nic))
                 + (0.1 if keepalive else 0.0))

@@ -4,7 +4,7 @@ and no incident yet: a warning with the projected crossing."""
 from __future__ import annotations
 
 from corescope.investigate.diagnosis import NOT_MEASURED, RULED_OUT, SUPPORTED, Hypothesis
-from corescope.investigate.hypotheses.common import fact
+from corescope.investigate.hypotheses.common import fact, leak_source_facts
 from corescope.investigate.model import Investigation
 from corescope.model.cgroups import Thresholds
 
@@ -40,12 +40,14 @@ def evaluate(inv: Investigation, thr: Thresholds) -> Hypothesis:
     if g.crossed or (growing and soon):
         score = 0.9 if g.crossed else round(0.5 + 0.4 * (1 - (g.projected_threshold_at - c.t)
                                                          / WITHIN_S), 4)
-        top = z.suspects[0] if z.suspects and z.suspects[0].score > 0 else None
+        source, facts = leak_source_facts(inv)
+        ev |= facts
         return Hypothesis(NAME, SUPPORTED, score, ev,
                           "growth stopping, or a hot core / NIC incident appearing",
                           f"{c.dying} dying memcgs, growing {g.per_hour or 0:.0f}/h"
-                          + (", past the threshold" if g.crossed else ""),
-                          culprit=top.name if top else None)
+                          + (", past the threshold" if g.crossed else "")
+                          + (f"; leaking source {source}" if source else ""),
+                          culprit=source)
     return Hypothesis(NAME, RULED_OUT, 0.0, ev,
                       f"growth of {thr.warn_min_per_hour:g}+/h projecting a crossing within "
                       "a week", "not growing toward the threshold")

@@ -13,6 +13,7 @@ from corescope.investigate.hypotheses.common import (
     fact,
     find_walker,
     is_sys_episode,
+    leak_source_facts,
     preceded_on,
     real_incidents,
     starvable,
@@ -88,9 +89,8 @@ def evaluate(inv: Investigation, thr: Thresholds) -> Hypothesis:
             ev["busiest_process_on_core"] = fact(walker.top_comm, "", "perf ring")
     for f, v in (z.stat_read or {}).items():
         ev[f"stat_read_{f}"] = fact(v.get("median"), "ms", "root memory stat read")
-    top = z.suspects[0] if z.suspects and z.suspects[0].score > 0 else None
-    if top is not None:
-        ev["leaking_source"] = fact(top.name, top.kind, "churn and restarts")
+    source, facts = leak_source_facts(inv)
+    ev |= facts
     walked = walker is not None and walker.share >= MIN_WALK_SHARE
     if stacks_seen and not walked:
         share = 0.0 if walker is None else walker.share
@@ -120,5 +120,5 @@ def evaluate(inv: Investigation, thr: Thresholds) -> Hypothesis:
         + ("" if counted else "; a census showing few dying memcgs"),
         f"{count}; cpu{cpu} saturated in system time"
         + (f" walking them ({walker.comm} in {walker.function})" if walker else ""),
-        culprit=top.name if top is not None else None, hot_cpu=cpu,
+        culprit=source, hot_cpu=cpu,
         walker=(walker.comm, walker.function) if walker else None)

@@ -60,6 +60,8 @@ def census_log(p: Plan) -> str:
 def restarts_so_far(p: Plan) -> int:
     """The culprit's restart count at the end of the hour (one restart per 10 s since it
     started looping, days ago)."""
+    if p.loop_attempts:
+        return p.loop_attempts  # a loop that began minutes ago
     if not p.restarts_per_hour:
         return 0
     return int((p.end - p.boot_time - 120) * p.restarts_per_hour / 3600)
@@ -128,11 +130,22 @@ def crictl_ps(p: Plan) -> str:
 
     image = f"public.ecr.aws/example/{p.container}"
     out = []
-    if looping:
+    if looping and p.loop_attempts:
+        # the newest attempt runs; the kubelet keeps a few exited ones, seconds apart
+        step = int(p.loop_spacing_s * 1e9)
+        t0 = int((p.end - 3) * 1e9)
+        out.append(entry(p.container, attempts, "CONTAINER_RUNNING", container_id(p), t0,
+                         image))
+        for k in range(1, min(3, attempts) + 1):
+            out.append(entry(p.container, attempts - k, "CONTAINER_EXITED",
+                             f"{r.getrandbits(256):064x}", t0 - k * step, image))
+    elif looping:
+        # a crash loop's attempts are 10 s apart; an OOM-killed container's, hours
+        before = 10_000_000_000 if p.kind != "memory_pressure" else 3 * 3600 * 10**9
         out.append(entry(p.container, attempts, "CONTAINER_RUNNING", container_id(p),
                          created, image))
         out.append(entry(p.container, attempts - 1, "CONTAINER_EXITED",
-                         f"{r.getrandbits(256):064x}", created - 10_000_000_000, image))
+                         f"{r.getrandbits(256):064x}", created - before, image))
     else:
         out.append(entry(p.container, 0, "CONTAINER_RUNNING", container_id(p),
                          int((p.boot_time + 300) * 1e9), image))
@@ -144,8 +157,59 @@ def crictl_ps(p: Plan) -> str:
     return json.dumps({"containers": out}, indent=2) + "\n"
 
 
+def kubectl_pods(p: Plan) -> str:
+    """`kubectl get pods -A -o json` of the whole cluster: this node's pods (the same names
+    and UIDs crictl lists, and the culprit's restartCount) and other nodes' pods, one of
+    them crash-looping harder than anything here."""
+    r = rng_for(p.kind, p.seed, "kubectl")
+
+    def stamp(t: float) -> str:
+        return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(int(t)))
+
+    def pod(name: str, node: str, restarts: int, state: dict, started: float,
+            key: str | None = None) -> dict:
+        ns, pname, uid, _sandbox = pod_of(p, key or name)
+        pname = f"{name}-{pname.rsplit('-', 1)[-1]}"  # another node's copy: its own suffix
+        cid = container_id(p) if name == p.container and node == p.node_name \
+            else f"{r.getrandbits(256):064x}"
+        cs = {"name": name, "restartCount": restarts, "state": state, "ready": "running"
+              in state, "containerID": f"containerd://{cid}",
+              "image": f"example.com/{name}:1", "imageID": "", "started": "running" in state}
+        if restarts:
+            cs["lastState"] = {"terminated": {"exitCode": 1, "reason": "Error",
+                                              "finishedAt": stamp(p.end - 40)}}
+        return {"apiVersion": "v1", "kind": "Pod",
+                "metadata": {"name": pname, "namespace": ns, "uid": uid},
+                "spec": {"nodeName": node, "containers": [{"name": name}]},
+                "status": {"phase": "Running", "startTime": stamp(started),
+                           "containerStatuses": [cs]}}
+
+    running = {"running": {"startedAt": stamp(p.end - 3)}}
+    mine = p.culprit_kind == "container" and p.looping
+    n = restarts_so_far(p) if mine else 0
+    items = [pod(p.container, p.node_name, n,
+                 running if not mine or p.loop_attempts else
+                 {"waiting": {"reason": "CrashLoopBackOff"}},
+                 p.end - 3 * p.loop_spacing_s * max(1, n) if p.loop_attempts
+                 else p.boot_time + 300),
+             pod("trainer" if p.kind != "healthy_bursty" else "batch-worker", p.node_name, 0,
+                 running, p.start - 7200),
+             pod("node-exporter", p.node_name, 1, running, p.boot_time + 200)]
+    for i, other in enumerate(p.other_nodes):
+        # a pod of another node restarting every few seconds, far more than anything here
+        items.append(pod("payments-api", other, r.randrange(800, 3000),
+                         {"waiting": {"reason": "CrashLoopBackOff"}}, p.end - 86400,
+                         key=f"payments-api/{i}") if i == 0 else
+                     pod("node-exporter", other, r.randrange(0, 3), running,
+                         p.boot_time + 200, key=f"node-exporter/{i}"))
+    return json.dumps({"apiVersion": "v1", "kind": "List", "items": items,
+                       "metadata": {"resourceVersion": ""}}, indent=4) + "\n"
+
+
 def write(p: Plan, directory: Path) -> list[Path]:
     out = []
+    if "cluster_pods" in p.also:
+        out.append(write_text(directory / "kubectl_pods.json", kubectl_pods(p), mtime=p.end))
     if "census" not in p.omit:
         out.append(write_text(directory / "census.log", census_log(p), mtime=p.end))
     if "restarts" not in p.omit:

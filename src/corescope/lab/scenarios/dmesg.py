@@ -55,8 +55,75 @@ def story_lines(p: Plan) -> list[Line]:
     elif p.kind == "memory_pressure":
         n = max(2, round(r.randrange(3, 8) * p.duration_s / 3600))
         for k in range(n):
-            out += _oom(p, p.start + r.uniform(60, p.duration_s - 30), r, k)
+            t = p.start + r.uniform(60, p.duration_s - 30)
+            out += _oom_legacy(p, t, r, k) if "oom_legacy" in p.also else _oom(p, t, r, k)
+    return out + _joined_lines(p, rng_for(p.kind, p.seed, "dmesg-joined"))
+
+
+def _joined_lines(p: Plan, r: random.Random) -> list[Line]:
+    """The knobs' lines: a soft lockup under memory pressure before a TX timeout, and one
+    keep-alive timeout with its self-healed reset after a host pause."""
+    pre = f"ena {p.bus} {p.iface}: "
+    out: list[Line] = []
+    if p.lockup_at is not None and p.hot_cpu is not None:
+        t = p.lockup_at
+        q = r.randrange(0, p.queues)
+        out += [(t, f"watchdog: BUG: soft lockup - CPU#{p.hot_cpu} stuck for "
+                    f"{r.randrange(21, 27)}s! [java:{r.randrange(100000, 4000000)}]", "other"),
+                (t + r.uniform(4.0, 9.0), f"NETDEV WATCHDOG: {p.iface} ({p.nic_driver}): "
+                 f"transmit queue {q} timed out", "nic_tx_timeout")]
+    if p.pause_at is not None:
+        t = p.pause_at + 1.0 + r.uniform(0.5, 2.5)
+        out += [(t, pre + "Keep alive watchdog timeout.", "nic_keepalive_timeout"),
+                (t + 0.015, pre + "Trigger reset is on", "nic_reset")]
+        out += _reset_tail(p, t + r.uniform(0.05, 0.3), r)
     return out
+
+
+def _oom_legacy(p: Plan, t: float, r: random.Random, k: int) -> list[Line]:
+    """The OOM report of a 4.14 kernel (mm/memcontrol.c mem_cgroup_print_oom_info, then
+    mm/oom_kill.c): `Task in CGROUP killed as a result of limit of CGROUP`, no `oom-kill:`
+    summary line; the path as the kubelet's cgroup driver names it."""
+    from corescope.lab.scenarios.census import pod_of
+
+    pid = r.randrange(100000, 4000000)
+    comm = ("java", "python3", "node")[k % 3]
+    _ns, _pod, uid, _sandbox = pod_of(p, p.container)
+    cid = container_id(p)
+    if p.cgroup_driver == "systemd":
+        u = uid.replace("-", "_")
+        cg = (f"/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod{u}.slice/"
+              f"cri-containerd-{cid}.scope")
+    else:
+        cg = f"/kubepods/burstable/pod{uid}/{cid}"
+    limit = 4194304
+    rss = limit - r.randrange(100, 3000)
+    lines = [
+        f"{comm} invoked oom-killer: gfp_mask=0x14000c0(GFP_KERNEL), nodemask=(null), "
+        "order=0, oom_score_adj=985",
+        f"{comm} cpuset={cid[:12]} mems_allowed=0",
+        f"CPU: {r.randrange(p.cpus)} PID: {pid} Comm: {comm} Not tainted {p.kernel} #1",
+        "Call Trace:",
+        " dump_stack+0x5c/0x82",
+        " dump_header+0x94/0x229",
+        " oom_kill_process+0x213/0x410",
+        " out_of_memory+0x2ab/0x4b0",
+        " mem_cgroup_out_of_memory+0x49/0x80",
+        f"Task in {cg} killed as a result of limit of {cg}",
+        f"memory: usage {limit}kB, limit {limit}kB, failcnt {r.randrange(100, 9000)}",
+        f"memory+swap: usage {limit}kB, limit 9007199254740988kB, failcnt 0",
+        f"Memory cgroup stats for {cg}: cache:{r.randrange(100, 9000)}KB rss:{rss}KB "
+        "rss_huge:0KB shmem:0KB mapped_file:0KB dirty:0KB writeback:0KB",
+        "[ pid ]   uid  tgid total_vm      rss nr_ptes nr_pmds swapents oom_score_adj name",
+        f"[{pid:>5}]  1000 {pid:>5}  1310720 {rss // 4:>8}    2113       7        0"
+        f"           985 {comm}",
+        f"Memory cgroup out of memory: Kill process {pid} ({comm}) score 1985 or sacrifice "
+        "child",
+        f"Killed process {pid} ({comm}) total-vm:5242880kB, anon-rss:{rss - 20000}kB, "
+        f"file-rss:{r.randrange(1000, 30000)}kB, shmem-rss:0kB",
+    ]
+    return [(t + j * 0.000013, text, "oom_kill" if "out of memory: Kill" in text else "other")
+            for j, text in enumerate(lines)]
 
 
 def _reset_tail(p: Plan, t: float, r: random.Random) -> list[Line]:

@@ -35,7 +35,14 @@ OMITTABLE = frozenset({"perf", "census", "interrupts", "pressure", "restarts", "
 # second stories: noisy neighbour cores in system time, a small leak under the threshold, a
 # large dying count that no longer grows, a coincidental hot core (not serving the NIC),
 # CPU contention (run-queue wait and CPU PSI)
-ALSO = frozenset({"neighbours", "small_leak", "flat_leak", "hot_core", "contention"})
+# CPU contention (run-queue wait and CPU PSI); a container crash loop that began minutes
+# ago (few attempts, the newest running: only their spacing says it loops); a cluster-wide
+# `kubectl get pods -A -o json` with a busier crash-looping pod on another node; OOM kills
+# as older kernels print them (`Task in CGROUP killed`), under the systemd or cgroupfs
+# driver, with a soft lockup before a NIC TX timeout; one host pause (every CPU stolen for
+# a second) and one self-healed NIC reset after it
+ALSO = frozenset({"neighbours", "small_leak", "flat_leak", "hot_core", "contention",
+                  "recent_loop", "cluster_pods", "oom_legacy", "benign_reset"})
 WALKERS = ("kubelet", "cadvisor", "node_exporter", "systemd", "metrics-agent")
 
 # 2026-11-02T00:00:00Z: hours are placed after it, some across midnight
@@ -116,6 +123,17 @@ class Plan:
     omit: frozenset[str] = frozenset()  # evidence not saved: see OMITTABLE
     also: frozenset[str] = frozenset()  # a second story layered on the first: see ALSO
     edge: str | None = None  # "start" | "end": an incident at the window's very edge
+    # recent_loop: the attempts the runtime lists and the seconds between them
+    loop_attempts: int = 0
+    loop_spacing_s: float = 0.0
+    # cluster_pods: this node's name in the pod listing, and the other nodes'
+    node_name: str = ""
+    other_nodes: tuple[str, ...] = ()
+    # oom_legacy: the cgroup driver of the OOM paths, the soft-locked CPU and its time
+    cgroup_driver: str = "cgroupfs"
+    lockup_at: float | None = None
+    # benign_reset: the second every CPU was stolen (its start), the reset after it
+    pause_at: float | None = None
 
     @property
     def end(self) -> int:
@@ -229,7 +247,7 @@ def make_plan(kind: str, cpus: int = 96, seed: int = 1, duration_s: int = 3600,
     # the knobs draw from their own generators, so the stories without them keep their bytes
     _edge(plan, rng_for(kind, seed, "edge"))
     _also(plan, rng_for(kind, seed, "also"))
-    if kind in NO_NIC_EVENTS and r.random() < 0.5:
+    if kind in NO_NIC_EVENTS and r.random() < 0.5 and "benign_reset" not in plan.also:
         # a Mellanox NIC instead: its queue IRQs are `mlx5_compN@pci:BDF`
         plan.nic_driver, plan.bus = "mlx5_core", "0000:08:00.0"
     return plan
@@ -334,6 +352,7 @@ def _edge(p: Plan, r: random.Random) -> None:
 
 
 def _also(p: Plan, r: random.Random) -> None:
+    _also_joined(p, rng_for(p.kind, p.seed, "also-joined"))
     if "small_leak" in p.also and p.kind not in ("zombie_chain", "zombie_no_harm"):
         # a crash loop leaking slowly, far under the threshold
         if p.culprit is None:
@@ -366,3 +385,31 @@ def _also(p: Plan, r: random.Random) -> None:
                                                   "sys", "neighbour") for t in times],
                             key=lambda x: x.start)
         p.perf_cpus = tuple(sorted(set(p.perf_cpus) | {c}))
+
+
+def _also_joined(p: Plan, r: random.Random) -> None:
+    """The second stories whose answer must be joined across sources (issue 19's classes);
+    they draw from their own generator, so the older knobs keep their bytes."""
+    if "recent_loop" in p.also and p.kind in ("crash_loop", "zombie_no_harm", "zombie_chain"):
+        p.culprit_kind, p.culprit = "container", p.container
+        p.loop_attempts = r.randrange(3, 9)
+        p.loop_spacing_s = round(r.uniform(10.0, 40.0), 3)
+    if "cluster_pods" in p.also:
+        suffix = r.choice((".ec2.internal", ".us-west-2.compute.internal",
+                           ".eu-central-1.compute.internal"))
+        p.node_name = p.hostname + suffix
+        p.other_nodes = tuple(
+            f"ip-10-{r.randrange(0, 4)}-{r.randrange(1, 255)}-{r.randrange(1, 255)}{suffix}"
+            for _ in range(r.randrange(2, 5)))
+    if "oom_legacy" in p.also and p.kind == "memory_pressure":
+        # the old OOM report (4.14): no `oom-kill:` summary line, PSI not there yet
+        p.kernel = "4.14.336-253.554.amzn2.x86_64"
+        p.cgroup_driver = r.choice(("cgroupfs", "systemd"))
+        p.hot_cpu = r.randrange(1, p.cpus)
+        p.lockup_at = round(p.start + r.uniform(300, p.duration_s - 200), 3)
+    if "benign_reset" in p.also and p.kind in NO_NIC_EVENTS:
+        p.pause_at = float(p.start + r.randrange(120, p.duration_s - 120))
+        # the host did not run any vCPU for most of one second
+        p.episodes = sorted(p.episodes + [Episode(c, p.pause_at, p.pause_at + 1.0, "steal",
+                                                  "host") for c in range(p.cpus)],
+                            key=lambda x: x.start)

@@ -1,9 +1,9 @@
 """Restart evidence and the journal: `systemctl show` dumps, `journalctl -o json`,
 `-o export` or `-o verbose` (restart entries and kernel entries), `crictl ps -a -o json` or
-its table, `docker ps -a` (table or `--format '{{json .}}'`), `docker inspect` and `kubectl get
-pods` (table or `-o json`). Parsing is sources.units' and sources.kubectl's (and
-sources.kmsg's for the journal's kernel entries); this module recognises the content and turns
-what it finds into stored records.
+its table, `docker ps -a` (table or `--format '{{json .}}'`), `docker inspect`, `kubectl get
+pods` (table or `-o json`) and `kubectl describe pod`. Parsing is sources.units' and
+sources.kubectl's (and sources.kmsg's for the journal's kernel entries); this module
+recognises the content and turns what it finds into stored records.
 
 Snapshots (`systemctl show`, `crictl`, `docker`) carry no time of their own: they are undated
 and the importer places them. Journal entries carry journald's wall clock; a journal with
@@ -22,7 +22,9 @@ from corescope.sources.journal_text import text_form as journal_text_form
 from corescope.sources.kmsg import journal_objects, kernel_entries, parse_journal_json
 from corescope.sources.kubectl import (
     kubectl_table_header,
+    looks_like_describe_pod,
     looks_like_pod_json,
+    parse_kubectl_describe,
     parse_kubectl_json,
     parse_kubectl_table,
 )
@@ -42,7 +44,7 @@ from corescope.sources.units import (
 # entries `-o json` gives (sources.journal_text)
 JOURNAL_KINDS = ("journal_json", "journal_export", "journal_verbose")
 KINDS = ("systemctl_show", *JOURNAL_KINDS, "crictl_json", "crictl_table", "docker_ps",
-         "docker_inspect", "kubectl_pods", "kubectl_json")
+         "docker_inspect", "kubectl_pods", "kubectl_json", "kubectl_describe")
 
 _KV = re.compile(r"^[A-Za-z][A-Za-z0-9_]*=")
 _SYSTEMD_KEYS = re.compile(r"^(?:Id|Names|NRestarts|SubState|ActiveState|ControlGroup|"
@@ -74,6 +76,8 @@ def sniff(head: str) -> str | None:
             return "journal_json"
         return None
     first = next((ln for ln in head[:4000].splitlines() if ln.strip()), "")
+    if looks_like_describe_pod(head):
+        return "kubectl_describe"
     if crictl_table_header(first):  # before docker's: old crictl also says `CONTAINER ID`
         return "crictl_table"
     if _DOCKER_HEADER.search(head[:2000]) or docker_table_header(first):
@@ -106,6 +110,8 @@ def parse(data: bytes, kind: str, source: str) -> Parsed:
         recs, diags = parse_kubectl_table(data, 0.0, source)
     elif kind == "kubectl_json":
         recs, diags = parse_kubectl_json(data, 0.0, source)
+    elif kind == "kubectl_describe":
+        recs, diags = parse_kubectl_describe(data, 0.0, source)
     else:
         rows, diags = parse_docker_ps(data, source)
         recs = [RestartRecord(t=0.0, kind="docker-container", name=r.name, restarts=None,
