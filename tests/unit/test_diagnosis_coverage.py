@@ -65,3 +65,18 @@ def test_incidents_inside_a_calm_core_record_still_point_at_hardware() -> None:
     assert "nic_incidents_without_core_record" not in hw.evidence
     assert hw.verdict == "supported"
     assert inv.diagnosis.verdict.root_cause == "hardware_fault"
+
+
+def test_the_timeline_says_not_covered_not_no_hot_core(capsys) -> None:  # type: ignore[no-untyped-def]
+    """A reset from before the per-core record began: the timeline says its window was not
+    covered (naming the seconds), never "no hot-core episode" (there were no samples)."""
+    from corescope.render.text import print_timeline
+
+    sc = zombie_chain_hour(cpus=4, hot_cpu=2, seconds=1800, resets_at=(600, 1500))
+    sc.samples = [s for s in sc.samples if s.t >= T0 + 900]
+    sc.stacks = [x for x in sc.stacks if x[1] >= T0 + 900]
+    inv = investigate(evidence_of(sc), Window(sc.start, sc.end))
+    print_timeline(inv, with_diagnosis=False)
+    out = capsys.readouterr().out
+    assert out.count("not covered (no per-core samples from ") == 1, out
+    assert "no hot-core episode in the" not in out
