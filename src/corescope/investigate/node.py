@@ -56,12 +56,8 @@ def local_keys(records: Sequence[RestartRecord], texts: Iterable[str]) -> set[st
     cgroup paths name pod UIDs and container ids)."""
     keys: set[str] = set()
     for r in records:
-        if node_of(r) is not None or r.detail.get("source") == "kubectl":
-            continue
-        keys.add(r.name)
-        if r.cgroup:
-            keys.add(r.cgroup.replace("_", "-"))
-        keys.update(str(i)[:12] for i in r.detail.get("ids") or [] if isinstance(i, str))
+        if node_of(r) is None and r.detail.get("source") != "kubectl":
+            keys |= _keys(r)
     for text in texts:
         keys.update("pod" + m.group(1).replace("_", "-") for m in _POD_UID.finditer(text))
         keys.update(m.group(1)[:12] for m in _HEX_ID.finditer(text))

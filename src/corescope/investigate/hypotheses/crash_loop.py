@@ -11,6 +11,7 @@ from corescope.model.cgroups import Thresholds
 NAME = "crash_loop"
 RESTARTS_PER_HOUR = 6.0  # a restart every 10 minutes or faster
 CHURN_PER_HOUR = 60.0  # child cgroups removed under one parent per hour
+SURE_PER_HOUR = 60.0
 LOOPING = {"auto-restart", "restarting", "CONTAINER_EXITED"}
 SOURCES = ("systemd", "crictl", "docker", "restarts", "memcg_census")
 
@@ -55,5 +56,7 @@ def evaluate(inv: Investigation, thr: Thresholds) -> Hypothesis:
         f"{s.evidence.get('state', 'looping')}" + (f", {total} restarts so far" if
                                                    isinstance(total, int) else "") + \
         " (rate unknown: one snapshot)"
-    return Hypothesis(NAME, SUPPORTED, round(min(1.0, 0.5 + rate / 720), 4), ev,
+    # certain from a restart a minute on (the threshold's tenfold); a looping state with no
+    # rate is half sure
+    return Hypothesis(NAME, SUPPORTED, round(0.5 + 0.5 * min(1.0, rate / SURE_PER_HOUR), 4), ev,
                       "the restarts stopping", f"{s.name} {how}", culprit=s.name)
