@@ -48,6 +48,7 @@ SAMPLES: dict[str, Path] = {
     "docker_inspect": TOOLS / "docker_inspect.json",
     "kubectl_pods": TOOLS / "kubectl_pods_wide.txt",
     "kubectl_json": TOOLS / "kubectl_pods.json",
+    "kubectl_describe": TOOLS / "kubectl_describe_pod.txt",
     "perf_script": PROFILES / "fields_tid_period_event.txt",
     "folded": PROFILES / "spin.folded",
     "uptime_since": ART / "uptime_s.txt",
