@@ -1,11 +1,11 @@
 """The verdict's confidence is calibrated: over generated scenario hours of every class (with
 issue 19's joined classes), the Brier score of the confidence of verdicts naming a cause
 stays under 0.05 and every verdict is right. The whole corpus is
-`python -m corescope.lab.calibration` (docs/diagnose.md gives its figure)."""
+`python -m corescope.views.calibration` (docs/diagnose.md gives its figure)."""
 
 from __future__ import annotations
 
-from corescope.lab.calibration import CORPUS, Outcome, brier, run
+from corescope.views.calibration import CORPUS, Outcome, brier, run
 
 # one of each class, the joined ones among them, on other seeds and CPU counts than the
 # corpus test's
