@@ -15,7 +15,8 @@ from pathlib import Path
 import pytest
 
 from conftest import run_cli
-from corescope.analysis.classify import classify
+from corescope.analysis.classify import classify_record
+from corescope.analysis.reports import join_reports
 from corescope.lab.scenarios import KINDS, dmesg, generate, make_plan
 from corescope.lab.scenarios.stacks import WALKER_FAMILY
 from corescope.sources import perf_script
@@ -146,7 +147,9 @@ def test_dmesg_classifies_to_the_intended_kinds(short_dirs: dict[str, Path], kin
     assert diags == []
     plan = make_plan(kind, seed=11 + KINDS.index(kind), **SHORT)
     intended = [k for _t, _m, k in dmesg.all_lines(plan)]
-    got = [classify(r.message).kind for r in recs]
+    # a multi-line report (the OOM kill's summary and victim lines) is one event
+    got = [e.kind for e in join_reports(
+        classify_record(r, r.wall if r.wall is not None else (r.usec or 0) / 1e6) for r in recs)]
     assert got == intended
     story = Counter(k for k in got if k not in ("other", "link_up"))
     assert dict(story) == exp["events"]

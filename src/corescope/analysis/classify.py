@@ -51,6 +51,10 @@ _PREFIX = re.compile(
 # `e1000e: eth0 NIC Link is Up`, and bare `eth0: ...`
 _DRIVER_IFACE = re.compile(r"(?P<driver>[a-z][\w-]{0,30}): (?P<iface>[a-z][\w.@-]{0,30}) ")
 
+# `mlx4_en: eth1: ...` (en_warn's prefix)
+_DRIVER_IFACE_COLON = re.compile(
+    r"(?P<driver>[a-z][\w-]{0,30}): (?P<iface>(?:eth|en|wl|ib|bond|veth|br|em|p\d)[\w.@-]{0,28}): ")
+
 _Handler = Callable[[re.Match[str], dict[str, Any]], str | None]
 
 
@@ -62,9 +66,10 @@ def _g(m: re.Match[str], name: str) -> str | None:
 
 
 
-# Each rule: kind, pattern, extra fields. Order matters: the first match wins.
+# Each rule: kind, pattern, extra fields. Order matters: the first match wins. Patterns follow
+# the drivers' format strings (each names its source), loosely where releases differ.
 _RULES: list[tuple[str, re.Pattern[str], dict[str, Any]]] = [
-    # --- ENA TX completion stalls -------------------------------------------------------
+    # --- ENA TX completion stalls (amazon/ena/ena_netdev.c) -------------------------------
     ("nic_tx_stall", re.compile(
         r"TX q (?P<queue>\d+) is paused for too long \(threshold (?P<threshold_usec>\d+)\)"
         r"(?:\. Time since last napi (?P<usecs_since_napi>\d+) usec)?"
@@ -74,14 +79,18 @@ _RULES: list[tuple[str, re.Pattern[str], dict[str, Any]]] = [
         r"Found a Tx that wasn't completed on time, qid (?P<queue>\d+), index (?P<index>\d+)"
         r"(?:\. (?P<usecs_since_napi>\d+) usecs have passed since last napi execution)?"
         r"(?:\. (?P<msecs_since_napi>\d+) msecs have passed since last napi execution)?"
+        r"(?:.{0,20}?(?P<msecs_since_irq>\d+) msecs since last interrupt)?"
+        r"(?:.{0,20}?(?P<msecs_since_napi2>\d+) msecs since last napi execution)?"
         r"(?:.{0,20}?Napi scheduled: (?P<napi_scheduled>\d+))?"
         r"(?:.{0,20}?Missing Tx timeout value (?P<missing_tx_timeout_ms>\d+) msecs)?"
-        r"(?:.{0,20}?Missing Tx outstanding for (?P<outstanding_ms>\d+) msecs)?"),
+        r"(?:.{0,20}?Missing Tx outstanding for (?P<outstanding_ms>\d+) msecs)?", re.I),
      {"signal": "missing_tx_cmpl"}),
     ("nic_tx_stall", re.compile(
         r"TX hasn't completed, qid (?P<queue>\d+), index (?P<index>\d+)"
         r"(?:\. (?P<usecs_since_napi>\d+) usecs from last napi execution)?"
-        r"(?:, napi scheduled: (?P<napi_scheduled>\d+))?"), {"signal": "missing_tx_cmpl"}),
+        r"(?:.{0,20}?(?P<msecs_since_irq>\d+) msecs since last interrupt)?"
+        r"(?:.{0,20}?(?P<msecs_since_napi>\d+) msecs since last napi execution)?"
+        r"(?:, napi scheduled: (?P<napi_scheduled>\d+))?", re.I), {"signal": "missing_tx_cmpl"}),
     ("nic_tx_stall", re.compile(
         r"(?:The number of lost tx completions? is above the threshold"
         r"|Lost TX completions are above (?:the )?threshold) "
@@ -91,12 +100,44 @@ _RULES: list[tuple[str, re.Pattern[str], dict[str, Any]]] = [
     ("nic_tx_stall",
      re.compile(r"napi handler hasn't been called for a long time but is scheduled"),
      {"signal": "suspected_poll_starvation"}),
-    ("nic_tx_stall", re.compile(r"Detected Tx Unit Hang(?:.{0,40}?Tx Queue\s+<(?P<queue>\d+)>)?",
-                                re.S), {"signal": "tx_unit_hang"}),
+    # Intel: e1000/igb/igc/ixgbe `Detected Tx Unit Hang`, e1000e `Detected Hardware Unit
+    # Hang:`; the queue is in a further line of the same message (or of the report)
+    ("nic_tx_stall", re.compile(
+        r"Detected (?:Tx|Hardware) Unit Hang(?: \(XDP\))?:?"
+        r"(?:.{0,40}?Tx Queue\s+<(?P<queue>\d+)>)?", re.S | re.I), {"signal": "tx_unit_hang"}),
     # --- resets ---------------------------------------------------------------------------
     ("nic_reset", re.compile(r"Trigger reset is on(?: with reason: (?P<reason>\d+))?"),
      {"stage": "trigger"}),
+    # ixgbe_tx_timeout_reset / ixgbe_check_tx_hang
+    ("nic_reset", re.compile(
+        r"tx hang (?P<hang_count>\d+) detected on queue (?P<queue>\d+), resetting adapter"),
+     {"stage": "trigger"}),
+    ("nic_reset", re.compile(r"initiating reset (?:due to|to clear) (?:tx timeout|Tx work after "
+                             r"link loss)", re.I), {"stage": "trigger"}),
+    # i40e/ice i40e_tx_timeout: the recovery level decides the reset (PF, core, global)
+    ("nic_reset", re.compile(
+        r"tx_timeout recovery level (?P<recovery_level>\d+)"
+        r"(?:, (?:txqueue|hung_queue) (?P<queue>\d+))?"), {"stage": "trigger"}),
+    ("nic_reset", re.compile(r"tx_timeout recovery unsuccessful"), {"stage": "failed"}),
+    ("nic_reset", re.compile(r"TX driver issue detected.{0,40}?reset issued"),
+     {"stage": "trigger"}),
+    # mlx5 health.c / mlx4 catas.c: a fatal device state and its recovery
+    ("nic_reset", re.compile(
+        r"device's health compromised|Fatal error (?P<fatal_error>\d+) detected"
+        r"|Internal error detected|Firmware (?:non-)?fatal reset event received"
+        r"|Detected firmware fatal condition"), {"stage": "trigger", "signal": "health"}),
+    ("nic_reset", re.compile(
+        r"handling bad device here|starting health recovery flow|device is going to be reset"
+        r"|Performing reset\b"), {"stage": "resetting"}),
+    ("nic_reset", re.compile(r"health recovery succeeded|device was reset successfully"),
+     {"stage": "completed"}),
+    ("nic_reset", re.compile(r"health recovery (?:flow aborted|failed)|Reset failed!"),
+     {"stage": "failed"}),
     ("nic_reset", re.compile(r"Resetting the device"), {"stage": "resetting"}),
+    # e1000/e1000e/igb/igc/ixgbe *_reset_task: `Reset adapter` (e1000e: `... unexpectedly`);
+    # vmxnet3_reset_work: `resetting`
+    ("nic_reset", re.compile(r"(?:^|: )(?:Reset adapter(?: unexpectedly)?|resetting)\s*$"),
+     {"stage": "resetting"}),
     ("nic_reset", re.compile(
         r"Device reset completed successfully(?:, Driver info: (?P<driver_info>[^\n\[]{0,120}))?"),
      {"stage": "completed"}),
@@ -105,47 +146,90 @@ _RULES: list[tuple[str, re.Pattern[str], dict[str, Any]]] = [
      {"stage": "failed"}),
     # --- keep-alive -----------------------------------------------------------------------
     ("nic_keepalive_timeout", re.compile(r"Keep alive watchdog timeout"), {}),
-    # --- TX watchdog ----------------------------------------------------------------------
+    # --- TX watchdog (net/sched/sch_generic.c dev_watchdog, 2.6.18 to 6.x) ----------------
     ("nic_tx_timeout", re.compile(
         r"NETDEV WATCHDOG: CPU: (?P<cpu>\d+): transmit queue (?P<queue>\d+) timed out"
         r"(?: (?P<timeout_ms>\d+) ms)?"), {"format": "netdev_watchdog_v3"}),
     ("nic_tx_timeout", re.compile(
-        r"NETDEV WATCHDOG: (?P<wd_iface>[^\s(]{1,40}) \((?P<wd_driver>[^)\s]{0,40})\): "
-        r"transmit queue (?P<queue>\d+) timed out(?: (?P<timeout_ms>\d+) ms)?"),
+        r"NETDEV WATCHDOG: (?P<wd_iface>[^\s(:]{1,40})(?: \((?P<wd_driver>[^)\s]{0,40})\))?: "
+        r"transmit (?:queue (?P<queue>\d+) )?timed out(?: (?P<timeout_ms>\d+) ms)?"),
      {"format": "netdev_watchdog"}),
+    # drivers' ndo_tx_timeout: mlx4/mlx5/virtio_net `TX timeout on queue: N, ...`
     ("nic_tx_timeout", re.compile(
-        r"TX timeout on queue: (?P<queue>\d+)"
+        r"TX timeout on queue:? (?P<queue>\d+)"
         r"(?:, SQ: (?P<sq>0x[0-9a-fA-F]+))?(?:, CQ: (?P<cq>0x[0-9a-fA-F]+))?"
         r"(?:, SQ Cons: (?P<sq_cons>0x[0-9a-fA-F]+))?(?: SQ Prod: (?P<sq_prod>0x[0-9a-fA-F]+))?"
         r"(?:, usecs since last trans: (?P<usecs_since_last_trans>\d+))?"
-        r"(?:.{0,80}?(?P<usecs_ago>\d+) usecs ago)?"), {"format": "driver_tx_timeout"}),
+        r"(?:.{0,80}?(?P<usecs_ago>\d+) usecs ago)?", re.I), {"format": "driver_tx_timeout"}),
     ("nic_tx_timeout", re.compile(r"TX timeout on invalid queue (?P<queue>\d+)"),
      {"format": "driver_tx_timeout"}),
-    ("nic_tx_timeout", re.compile(r"(?:TX timeout detected|Transmit time ?out\b)"),
+    # i40e/ice i40e_tx_timeout: `tx_timeout: VSI_seid: 390, Q 6, ...` (`VSI_num` in ice)
+    ("nic_tx_timeout", re.compile(
+        r"tx_timeout: VSI_(?:seid|num): (?P<vsi>\d+), Q (?P<queue>\d+)"),
      {"format": "driver_tx_timeout"}),
+    # gve_tx_timeout: `Timeout on tx queue, N` then `Kicking queue N`
+    ("nic_tx_timeout", re.compile(r"Timeout on tx queue, (?P<queue>\d+)|Kicking queue (?P<kq>\d+)"),
+     {"format": "driver_tx_timeout"}),
+    # bnxt `TX timeout detected, starting reset task!`, mlx5 `TX timeout detected`, ENA
+    # `Transmit time out`, tg3 `transmit timed out, resetting`, vmxnet3 `tx hang`, ixgbe's
+    # `Fake Tx hang detected`
+    ("nic_tx_timeout", re.compile(
+        r"TX timeout detected|Transmit time ?out\b|\btransmit timed out, resetting"
+        r"|(?:^|: )tx hang\s*$|Fake Tx hang detected(?: with timeout of (?P<timeout_s>\d+))?",
+        re.I), {"format": "driver_tx_timeout"}),
     # --- CPU stalls -----------------------------------------------------------------------
     ("soft_lockup", re.compile(
         r"BUG: soft lockup - CPU#(?P<cpu>\d+) stuck for (?P<seconds>\d+)s! "
         r"\[(?P<comm>[^\]\n]{0,64}):(?P<pid>\d+)\]"), {}),
     ("soft_lockup", re.compile(r"BUG: soft lockup - CPU#(?P<cpu>\d+) stuck for (?P<seconds>\d+)s"),
      {}),
+    ("soft_lockup", re.compile(r"BUG: soft lockup detected on CPU#(?P<cpu>\d+)"), {}),
+    ("soft_lockup", re.compile(r"Kernel panic - not syncing: softlockup: hung tasks"),
+     {"panic": True}),
+    ("hard_lockup", re.compile(
+        r"Kernel panic - not syncing: (?:Hard LOCKUP|Watchdog detected hard LOCKUP on cpu "
+        r"(?P<cpu>\d+))", re.I), {"panic": True}),
     ("hard_lockup", re.compile(r"Watchdog detected hard LOCKUP on cpu (?P<cpu>\d+)", re.I), {}),
+    ("hard_lockup", re.compile(r"Watchdog CPU:\s?(?P<cpu>\d+) Hard LOCKUP", re.I), {}),
+    # powerpc's watchdog
+    ("hard_lockup", re.compile(r"CPU (?P<cpu>\d+) self-detected hard LOCKUP"), {}),
+    ("hard_lockup", re.compile(r"CPU (?P<by>\d+) detected hard LOCKUP on other CPUs "
+                               r"(?P<cpus>[\d,-]{1,200})"), {}),
     ("rcu_stall", re.compile(
         r"INFO: (?P<flavor>rcu_\w{1,20}|rcu) (?P<variant>self-detected stall on CPU"
         r"|detected expedited stalls on CPUs/tasks|detected stalls on CPUs/tasks)"
         r"(?::?\s*\{(?P<cpus>[^}]{0,200})\})?"
         r"(?:.{0,40}?detected by (?P<detected_by>\d+))?(?:.{0,40}?t=(?P<jiffies>\d+) jiffies)?"),
      {}),
+    # 2.6.3x-3.x: `INFO: rcu_sched_state detected stall on CPU 3 (t=15000 jiffies)`,
+    # 2.6.32: `INFO: RCU detected CPU 2 stall (t=4295098340/10000 jiffies)`
+    ("rcu_stall", re.compile(
+        r"INFO: (?P<flavor>rcu_\w{1,20}|rcu) (?P<variant>detected stall) on CPU (?P<cpus>\d+)"
+        r"(?:.{0,10}?t=(?P<jiffies>\d+) jiffies)?"), {}),
+    ("rcu_stall", re.compile(
+        r"INFO: (?P<flavor>RCU) detected CPU (?P<cpus>\d+) stall"
+        r"(?: \(t=\d+/(?P<jiffies>\d+) jiffies\))?"), {}),
+    ("rcu_stall", re.compile(r"(?P<flavor>rcu_\w{1,20}) kthread starved for "
+                             r"(?P<starved_jiffies>\d+) jiffies"), {"variant": "kthread starved"}),
     ("hung_task", re.compile(
         r"INFO: task (?P<comm>[^\n]{0,64}?):(?P<pid>\d+) blocked for more than "
         r"(?P<seconds>\d+) seconds"), {}),
-    # --- memory ---------------------------------------------------------------------------
+    # --- memory (mm/oom_kill.c: EL5's `Killed process N, UID U, (comm)`, EL6's `Killed
+    # process N, UID U, (comm) total-vm:...`, EL7's `Killed process N (comm), UID U, ...`, 4.x
+    # `Kill process N (comm) score S or sacrifice child`, 5.x+ `Killed process N (comm) ...,
+    # UID:U pgtables:...`, and dump_oom_summary's `oom-kill:constraint=...` line) ----------
     ("oom_kill", re.compile(
-        r"(?P<scope>Memory cgroup out of memory|Out of memory(?: \(oom_kill_allocating_task\))?)"
-        r": Kill(?:ed)? process (?P<pid>\d+) \((?P<comm>[^)\n]{0,64})\)"
+        r"(?:(?P<scope>Memory cgroup out of memory|Out of memory(?: \(oom_kill_allocating_task\))?)"
+        r": )?(?P<verb>Kill(?:ed)?) process (?P<pid>\d+)(?:, UID (?P<uid>\d+),)? "
+        r"\((?P<comm>[^)\n]{0,64})\)"
+        r"(?:,? UID (?P<uid2>\d+),?)?"
         r"(?:.{0,40}?score (?P<score>\d+))?"
-        r"(?:.{0,20}?total-vm:(?P<total_vm_kb>\d+)kB)?(?:, anon-rss:(?P<anon_rss_kb>\d+)kB)?",
-        re.I), {}),
+        r"(?: or (?:sacrifice child|a child))?"
+        r"(?:.{0,20}?total-vm:(?P<total_vm_kb>\d+)kB)?(?:, anon-rss:(?P<anon_rss_kb>\d+)kB)?"
+        r"(?:, file-rss:(?P<file_rss_kb>\d+)kB)?(?:, shmem-rss:(?P<shmem_rss_kb>\d+)kB)?"
+        r"(?:,? UID:(?P<uid3>\d+))?(?: pgtables:(?P<pgtables_kb>\d+)kB)?"
+        r"(?: oom_score_adj:(?P<oom_score_adj>-?\d+))?", re.I), {}),
+    ("oom_kill", re.compile(r"oom-kill:(?P<oom_summary>constraint=\S{0,2000})"), {}),
     # --- hardware -------------------------------------------------------------------------
     ("hw_error", re.compile(
         r"EDAC (?:(?P<edac_driver>\w{1,20}) )?MC(?P<mc>\d+): (?P<count>\d+) (?P<severity>CE|UE)\b"),
@@ -153,10 +237,16 @@ _RULES: list[tuple[str, re.Pattern[str], dict[str, Any]]] = [
     ("hw_error", re.compile(r"EDAC (?:\w{1,20} )?MC(?P<mc>\d+): HANDLING MCE MEMORY ERROR"),
      {"source": "edac"}),
     ("hw_error", re.compile(
-        r"mce: \[Hardware Error\]:(?: CPU (?P<cpu>\d+): Machine Check(?: Exception)?: "
+        r"EDAC (?:\w{1,20} )?MC(?P<mc>\d+): CPU (?P<cpu>\d+): Machine Check (?:Event|Exception):"
+        r" (?P<mcg_status>[0-9a-fA-F]+) Bank (?P<bank>\d+): (?P<status>[0-9a-fA-F]+)"),
+     {"source": "edac"}),
+    ("hw_error", re.compile(
+        r"mce: \[Hardware Error\]:(?: CPU (?P<cpu>\d+): Machine Check(?: Exception| Event)?: "
         r"(?P<mcg_status>[0-9a-fA-F]+) Bank (?P<bank>\d+): (?P<status>[0-9a-fA-F]+))?"),
      {"source": "mce"}),
-    ("hw_error", re.compile(r"\[Hardware Error\]:"), {"source": "apei"}),
+    ("hw_error", re.compile(r"Kernel panic - not syncing: Fatal [Mm]achine check"),
+     {"source": "mce", "panic": True}),
+    ("hw_error", re.compile(r"\[Hardware Error\]:(?: CPU:(?P<cpu>\d+) \()?"), {"source": "apei"}),
     # --- link -----------------------------------------------------------------------------
     ("link_up", re.compile(
         r"ADDRCONF\(NETDEV_(?:UP|CHANGE)\): (?P<iface>[\w.@-]{1,30}): link becomes ready"), {}),
@@ -169,10 +259,19 @@ _RULES: list[tuple[str, re.Pattern[str], dict[str, Any]]] = [
 # A cheap first pass over the lower-cased line: plain substring tests, several times faster
 # than one regex alternation in Python's engine. Almost every real log line fails all of them.
 _KEYWORDS: tuple[str, ...] = (
-    "paused for too long", "completed", "lost tx", "napi handler", "tx unit hang", "reset",
+    "paused for too long", "completed", "lost tx", "napi handler", "unit hang", "reset",
     "keep alive", "watchdog", "tx timeout", "transmit time", "lockup", "info: ",
-    "out of memory", "hardware error", "edac", "link",
+    "out of memory", "hardware error", "edac", "link", "tx_timeout", "tx hang", "health",
+    "internal error", "tx queue", "kicking queue", "killed process", "kill process", "oom-kill:",
+    "kthread starved", "machine check", "performing reset", "transmit timed out", "resetting",
 )
+
+# userland daemons whose lines may stand in a pasted log without their syslog stamp: never
+# kernel events (`netifd: Network device 'eth0' link is up`)
+_USERLAND = re.compile(
+    r"^(?:netifd|NetworkManager|systemd(?:-[\w-]+)?|dhclient|dhcpcd|wpa_supplicant|hostapd"
+    r"|avahi-daemon|ModemManager|udhcpc|odhcpd|dnsmasq|connmand|networkd-dispatcher|ifplugd"
+    r"|kubelet|containerd|dockerd|procd|ubusd)(?:\[\d+\])?: ")
 
 
 def _prefilter(message: str) -> bool:
@@ -185,7 +284,7 @@ def _prefilter(message: str) -> bool:
 
 _STRINGY = {"comm", "reason_text", "driver_info", "flavor", "variant", "scope", "severity",
             "sq", "cq", "sq_cons", "sq_prod", "mcg_status", "status", "edac_driver",
-            "wd_iface", "wd_driver", "iface", "cpus"}
+            "wd_iface", "wd_driver", "iface", "cpus", "verb", "oom_summary"}
 
 
 def classify(message: str, meta: Mapping[str, str] | None = None) -> Classification:
@@ -203,7 +302,7 @@ def classify(message: str, meta: Mapping[str, str] | None = None) -> Classificat
         if pm.group("iface"):
             fields["iface"] = pm.group("iface")
     kind = "other"
-    if _prefilter(message):
+    if _prefilter(message) and not _USERLAND.match(message):
         for rule_kind, pattern, extra in _RULES:
             m = pattern.search(message)
             if m is None:
@@ -227,10 +326,13 @@ def classify(message: str, meta: Mapping[str, str] | None = None) -> Classificat
         fields.setdefault("iface", wd_iface)
     if wd_driver and driver is None:
         driver = wd_driver
-    if kind == "rcu_stall" and isinstance(fields.get("cpus"), str):
-        fields["cpus"] = [_int(c) for c in re.findall(r"\d+", fields["cpus"])[:64]]
-    if kind in ("link_up", "link_down") and "iface" not in fields:
-        dm = _DRIVER_IFACE.match(head)
+    if isinstance(fields.get("cpus"), str):
+        fields["cpus"] = cpu_list(fields["cpus"])
+    _tidy(kind, fields)
+    if kind != "other" and "iface" not in fields:
+        # `mlx4_en: eth1: TX timeout ...`, `e1000e: eth0 NIC Link is Up`
+        dm = _DRIVER_IFACE_COLON.match(head) or (
+            _DRIVER_IFACE.match(head) if kind in ("link_up", "link_down") else None)
         if dm:
             driver = driver or dm.group("driver")
             fields["iface"] = dm.group("iface")
@@ -240,6 +342,60 @@ def classify(message: str, meta: Mapping[str, str] | None = None) -> Classificat
             # `+pci:0000:00:05.0` → 0000:00:05.0; `n2` (netdev ifindex) is kept as is
             device = dev.split(":", 1)[1] if dev.startswith("+") and ":" in dev else dev
     return Classification(kind, driver, device, fields, lab)
+
+
+def cpu_list(text: str) -> list[int]:
+    """`{ 3 5}`, `3-5,7`, `{ 3-... 5-.... }` → [3, 5], [3, 4, 5, 7], [3, 5] (at most 64)."""
+    out: list[int] = []
+    for m in re.finditer(r"(\d{1,5})(?:-(\d{1,5})\b(?!\.))?", text):
+        lo = int(m.group(1))
+        hi = int(m.group(2)) if m.group(2) else lo
+        out.extend(range(lo, min(hi, lo + 63) + 1))
+        if len(out) >= 64:
+            break
+    return out[:64]
+
+
+# dump_oom_summary's `key=value` list (values hold no `,KEY=`; mems_allowed may hold commas)
+_OOM_KV = re.compile(r"(?:^|,)(\w{1,20})=(.*?)(?=,\w{1,20}=|,global_oom\b|,\w{1,20}$|$)")
+# a container's id in a cgroup path: `docker-<id>.scope`, `cri-containerd-<id>.scope`,
+# `crio-<id>`, `libpod-<id>`, or a bare 64-hex path element (cgroupfs driver)
+_CONTAINER = re.compile(r"(?:^|[/-])(?:docker|cri-containerd|crio|containerd|libpod)?-?"
+                        r"([0-9a-f]{64})(?:\.scope)?/?$")
+
+
+def container_of(cgroup: str) -> str | None:
+    m = _CONTAINER.search(cgroup)
+    return m.group(1) if m else None
+
+
+def _tidy(kind: str, fields: dict[str, Any]) -> None:
+    """Fields named once whatever the release's wording: one `uid`, one `queue`, the OOM
+    summary's keys, the container a cgroup path names."""
+    for alt, name in (("uid2", "uid"), ("uid3", "uid"), ("kq", "queue"),
+                      ("msecs_since_napi2", "msecs_since_napi")):
+        if alt in fields:
+            fields.setdefault(name, fields.pop(alt))
+    if kind != "oom_kill":
+        return
+    summary = fields.pop("oom_summary", None)
+    if summary:
+        kv = {k: v for k, v in _OOM_KV.findall(summary)}
+        for key, name in (("constraint", "constraint"), ("cpuset", "cpuset"),
+                          ("oom_memcg", "oom_memcg"), ("task_memcg", "cgroup"),
+                          ("task", "comm")):
+            if kv.get(key):
+                fields[name] = kv[key]
+        for key in ("pid", "uid"):
+            v = _int(kv.get(key))
+            if v is not None:
+                fields[key] = v
+    verb = fields.pop("verb", None)
+    if isinstance(verb, str) and verb.lower() == "kill":
+        fields["selected_pid"] = fields.get("pid")  # chosen; `Killed process` names the victim
+    cg = fields.get("cgroup")
+    if isinstance(cg, str) and (cid := container_of(cg)):
+        fields["container_id"] = cid
 
 
 def classify_record(rec: KmsgRecord, wall: float) -> KernelEvent:
@@ -324,21 +480,49 @@ def _bracket(pat: str, i: int) -> tuple[int, str]:
     return i, "[" + ("^" if neg else "") + body + "]"
 
 
+def _own_offset(records: Sequence[KmsgRecord]) -> float | None:
+    """wall − since-boot over the log's lines that print both (a kern.log's `Feb  8 12:57:41
+    host kernel: [  342.006981] ...`): the log's own boot time, from its last boot (the
+    since-boot stamps restart at a reboot)."""
+    pairs: list[float] = []
+    last = -1
+    for r in records:
+        if r.wall is None or r.usec is None:
+            continue
+        if r.usec < last - 1_000_000:
+            pairs = []  # a reboot: the later boot's lines give the offset
+        last = r.usec
+        pairs.append(r.wall - r.usec / 1e6)
+    if not pairs:
+        return None
+    pairs.sort()
+    return pairs[len(pairs) // 2]
+
+
 def classify_saved_log(records: Sequence[KmsgRecord], anchor: WallOfKernel
                        ) -> tuple[list[KernelEvent], str]:
     """Classified events of a saved log on the wall clock, numbered from 1, and how their
-    times were set. The one rule for a record without a clock of its own: it happened after
-    the record before it, so it takes that record's time (or the next one's, at the top);
-    in a log with no timestamps at all, every line is placed at boot time, and said so."""
+    times were set. Each line keeps the wall clock it prints; one with only the kernel's
+    since-boot stamp is placed by the log's own lines that print both (kern.log), else as
+    this machine's boot. The one rule for a record without a clock of its own: it happened
+    after the record before it, so it takes that record's time (or the next one's, at the
+    top); in a log with no timestamps at all, every line is placed at boot time, and said so.
+    The lines of one multi-line report (a machine check, an Intel TX hang's register dump,
+    an RCU stall's CPU lines, an OOM kill) become one event (analysis.reports)."""
     walls: list[float | None] = []
     clock = "the log's own wall clock"
+    own = _own_offset(records)
     for r in records:
         if r.wall is not None:
             walls.append(r.wall)
         elif r.usec is not None:
-            # a dmesg log carries only time since boot: read it as this boot's
-            walls.append(anchor.wall_of(r.usec))
-            clock = "kernel time since boot, anchored to this machine's current boot"
+            if own is not None:
+                walls.append(own + r.usec / 1e6)
+                clock = "the log's own wall clock (its since-boot stamps by its syslog stamps)"
+            else:
+                # a dmesg log carries only time since boot: read it as this boot's
+                walls.append(anchor.wall_of(r.usec))
+                clock = "kernel time since boot, anchored to this machine's current boot"
         else:
             walls.append(None)
     known = [w for w in walls if w is not None]
@@ -346,7 +530,10 @@ def classify_saved_log(records: Sequence[KmsgRecord], anchor: WallOfKernel
         clock = "none in the log: every line is placed at this machine's boot time"
     prev = known[0] if known else anchor.wall_of(0)
     out = []
-    for i, (r, w) in enumerate(zip(records, walls, strict=True), 1):
+    for r, w in zip(records, walls, strict=True):
         prev = w if w is not None else prev
-        out.append(dataclasses.replace(classify_record(r, prev), id=i))
-    return out, clock
+        out.append(classify_record(r, prev))
+    from corescope.analysis.reports import join_reports
+
+    joined = join_reports(out)
+    return [dataclasses.replace(e, id=i) for i, e in enumerate(joined, 1)], clock

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from corescope.analysis.classify import classify_record
+from corescope.analysis.reports import join_reports
 from corescope.model.cgroups import MemcgCensus, RestartRecord
 from corescope.model.events import KernelEvent
 from corescope.model.matrix import CoreMatrix
@@ -119,10 +120,13 @@ def write_kernel(p: Parsed, store: Store, ctx: WriteContext) -> Written:
     unanchored = False
     local_seen: dict[str, list[float]] = {}
     for r in p.kernel:
-        if r.wall is not None:
+        if r.wall is not None and not (r.usec is not None and ctx.boot_time is not None
+                                       and r.source == "dmesg"
+                                       and abs(ctx.boot_time + r.usec / 1e6 - r.wall) < 2.0):
             t = r.wall
         elif r.usec is not None:
             if ctx.boot_time is not None:
+                # a kern.log line's whole-second syslog stamp is refined by the kernel's own
                 t = ctx.boot_time + r.usec / 1e6
             else:
                 t = r.usec / 1e6
@@ -136,6 +140,7 @@ def write_kernel(p: Parsed, store: Store, ctx: WriteContext) -> Written:
                 continue
             local_seen.setdefault(r.message, []).append(t)
         events.append(classify_record(r, t))
+    events = join_reports(events)
     for msg, ts in local_seen.items():
         ctx.seen_kernel.setdefault(msg, []).extend(ts)
     n = events_store.insert_events(store, events) if events else 0

@@ -29,6 +29,7 @@ import time
 from dataclasses import replace
 
 from corescope.analysis.classify import classify_record
+from corescope.analysis.reports import ReportJoiner
 from corescope.model.common import SensorStatus
 from corescope.model.events import KernelEvent, KmsgRecord
 from corescope.sensors.base import Sensor, SensorEnv
@@ -82,6 +83,7 @@ class KmsgSensor(Sensor):
         self.dropped = 0
         self.last_error = ""
         self._gap_at_start = 0  # records lost before this run (the ring wrapped meanwhile)
+        self._joiner = ReportJoiner()  # one multi-line report, one event (across batches)
 
     def open(self, store: Store) -> SensorStatus:
         if not self.env.root.is_live:
@@ -200,8 +202,9 @@ class KmsgSensor(Sensor):
         if learn_skew and records:
             self._learn_skew(records, time.clock_gettime(time.CLOCK_MONOTONIC))
         anchor = self.anchor or anchor_clock(skew_s=self._skew_s)
-        events = [classify_record(r, anchor.wall_of(r.usec) if r.usec is not None else time.time())
-                  for r in records]
+        events = self._joiner.feed(
+            classify_record(r, anchor.wall_of(r.usec) if r.usec is not None else time.time())
+            for r in records)
         if events:
             self.env.tap.events(events)  # live metrics: as read, stored or not
         self._pending.extend(events)

@@ -17,15 +17,21 @@ import uuid
 from collections import deque
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from datetime import datetime
 
 from corescope.model.common import Diagnostic
-from corescope.model.events import _NO_META, KmsgRecord
+from corescope.model.events import KmsgRecord
 from corescope.rootfs import Root
-from corescope.sources.artifacts.dates import EPOCH_MAX, zoned_epoch
+from corescope.sources.artifacts.dates import EPOCH_MAX
 from corescope.sources.clock import read_offset
 from corescope.sources.journal_text import text_entries
 from corescope.sources.journal_text import text_form as journal_text_form
+from corescope.sources.kmsg_text import (  # noqa: F401 - the saved-log readers' home was here
+    SYSLOG_LINE,
+    journal_monotonic,
+    parse_dmesg,
+    plausible_wall,
+    syslog_wall,
+)
 
 # A /dev/kmsg read returns exactly one record; the kernel refuses (EINVAL) a buffer shorter
 # than the record, and records are at most CONSOLE_EXT_LOG_MAX (8 KiB) long.
@@ -120,303 +126,7 @@ def parse_kmsg_dump(data: bytes, source: str = "kmsg dump"
 
 
 # ---------------------------------------------------------------------------------------------
-# Saved logs: dmesg text and journalctl -k -o json
-
-# `[  123.456789] msg`, optionally after `<6>` (dmesg -r) and `kern  :err   : ` (dmesg -x);
-# `dmesg -d` adds the time since the message before: `[  123.456789 <    0.000011>]`.
-_DMESG = re.compile(
-    rb"^(?:<(?P<prio>\d{1,4})>)?(?:(?P<fac>[a-z][a-z0-9]*)\s*:(?P<lvl>[a-z]+)\s*:\s)?"
-    rb"\[\s*(?P<sec>\d{1,12})\.(?P<frac>\d{1,9})(?:\s*<\s*\d{1,12}\.\d{1,9}\s*>)?\s*\]\s?"
-    rb"(?P<msg>.*)$"
-)
-# `dmesg -T`: `[Sun Nov 29 19:36:54 2026] msg` (local time), also after -x's prefix
-_DMESG_CTIME = re.compile(
-    rb"^(?:<(?P<prio>\d{1,4})>)?(?:(?P<fac>[a-z][a-z0-9]*)\s*:(?P<lvl>[a-z]+)\s*:\s)?"
-    rb"\[(?P<ts>[A-Z][a-z]{2} [A-Z][a-z]{2} [ \d]\d "
-    rb"\d\d:\d\d:\d\d \d{4})(?:\s*<\s*\d{1,12}\.\d{1,9}>)?\]\s?(?P<msg>.*)$"
-)
-# `dmesg --time-format iso`: `2026-11-29T19:36:54,123456+00:00 msg`, also after -x's prefix
-_DMESG_ISO = re.compile(
-    rb"^(?:<(?P<prio>\d{1,4})>)?(?:(?P<fac>[a-z][a-z0-9]*)\s*:(?P<lvl>[a-z]+)\s*:\s)?"
-    rb"(?P<ts>\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:[,.]\d+)?"
-    rb"(?:[+-]\d\d:?\d\d|Z))\s(?P<msg>.*)$"
-)
-# A syslog or journal line: `STAMP host ident[pid]: text`. STAMP is syslog's traditional
-# `Nov 29 19:36:54` (journalctl's `short`; `short-precise` adds microseconds), RFC 3339
-# (rsyslog's default file format; journalctl `short-iso`, `short-iso-precise`),
-# `Sun 2026-11-29 19:36:54 UTC` (`short-full`), epoch seconds (`short-unix`) or the
-# kernel's own `[  123.456789]` (`short-monotonic`; `short-delta` adds `<  0.000011 >`).
-# The traditional, full and epoch stamps are never dmesg's own, nor an ISO stamp with a dot
-# or no fraction (dmesg's iso has a comma: `15:29:06,410164+00:00`), so there a line from
-# another program is known for one; a `short-monotonic` file is told from dmesg as a whole
-# (journal_monotonic).
-# journalctl (systemd's output_short) prints `STAMP[ HOST] IDENT[[PID]]: MESSAGE`: no HOST
-# when the entry has no _HOSTNAME, and for IDENT the SYSLOG_IDENTIFIER, else _COMM, else
-# `unknown`. A host name holds no colon, so `kernel: ACPI: ...` is no host `kernel:`.
-SYSLOG_LINE = re.compile(
-    rb"^(?:(?P<trad>[A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d(?:\.\d{1,9})?)"
-    rb"|(?P<iso>\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d{1,9})?(?:Z|[+-]\d\d:?\d\d)?)"
-    rb"|(?P<full>[A-Z][a-z]{2} \d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d{1,9})? [A-Za-z0-9+_/-]+)"
-    rb"|(?P<unix>\d{9,11}\.\d{1,9})"
-    rb"|\[\s*(?P<mono>\d{1,12}\.\d{1,9})(?:\s*<\s*\d{1,12}\.\d{1,9}\s*>)?\s*\])"
-    rb"(?: (?P<host>[^\s:]+))? (?P<ident>[^\s\[\]:]+)(?:\[\d+\])?: (?P<rest>.*)$"
-)
-# what follows `short-monotonic`'s stamp: `[HOST ]IDENT[[PID]]: `
-_MONO_IDENT = re.compile(rb"(?:[^\s:]+ )?([^\s\[\]:]+)(\[\d+\])?: ")
-# the identifier journalctl prints for an entry with neither SYSLOG_IDENTIFIER nor _COMM
-_UNKNOWN = b"unknown"
-_OTHER, _NO_IDENT = -1, -2  # _dmesg_header's facility for another program's, `unknown`'s line
-# journalctl's own lines: `-- Boot 4f3e... --`, `-- No entries --`, `-- Logs begin at ... --`
-_JOURNAL_NOTE = re.compile(rb"^-- .* --$")
-
-
-def journal_monotonic(data: bytes, probe: int = 200) -> bool:
-    """Whether `[  123.456789] ...` lines are `journalctl -o short-monotonic` (each with
-    `[HOST ]IDENT[[PID]]: ` after the stamp), not dmesg: most of the first `probe` stamped
-    lines name the kernel, `unknown` or a program with its pid (dmesg's messages seldom do)."""
-    seen = named = 0
-    for line in data[:1 << 20].split(b"\n", probe * 4)[:probe * 4]:
-        m = _FAST.match(line)
-        if m is None:
-            continue
-        seen += 1
-        h = _MONO_IDENT.match(m.group(3))
-        if h is not None and (h.group(1) in (b"kernel", _UNKNOWN) or h.group(2)):
-            named += 1
-        if seen >= probe:
-            break
-    return seen > 0 and 2 * named >= seen
-# colours (`dmesg --color=always`, a terminal capture)
-_SGR = re.compile(rb"\x1b\[[0-9;]*m")
-
-_FACILITIES = {"kern": 0, "user": 1, "mail": 2, "daemon": 3, "auth": 4, "syslog": 5,
-               "lpr": 6, "news": 7, "uucp": 8, "cron": 9, "authpriv": 10, "ftp": 11,
-               **{f"local{i}": 16 + i for i in range(8)}}
-
-_LEVELS = {"emerg": 0, "alert": 1, "crit": 2, "err": 3, "warn": 4, "notice": 5, "info": 6,
-           "debug": 7}
-
-
-# the common `[  123.456789] msg`; seconds bounded like _DMESG's (a longer run of digits
-# is no real stamp, and past 4300 of them int() raises). `dmesg -d` and `journalctl -o
-# short-delta` add the time since the line before: `[  123.456789 <    0.000011>]`, which
-# journalctl writes `[123.456789 <    0.000011 >]`, and pads to that width on its first line
-_FAST = re.compile(rb"\[\s*(\d{1,12})\.(\d{6})(?:\s*<\s*\d{1,12}\.\d{6}\s*>)?\s*\] ?(.*)$")
-
-
-def parse_dmesg(data: str | bytes, source: str = "dmesg"
-                ) -> tuple[list[KmsgRecord], list[Diagnostic]]:
-    """`dmesg` (plain, -r, -x, -T, -d, --time-format iso, --notime, coloured), syslog files
-(kern.log, /var/log/syslog: only the kernel's lines) or `journalctl -k -o short*` text.
-
-    An indented line without a timestamp continues the timestamped record before it (dmesg
-    indents the further lines of a multi-line message). Any other line without a timestamp
-    (`dmesg --notime`, say) is a record of its own, with no clock: one line, one event."""
-    if isinstance(data, str):
-        data = data.encode("utf-8", errors="replace")
-    records: list[KmsgRecord] = []
-    diags: list[Diagnostic] = []
-    others = 0  # syslog lines of other programs
-    # the record being built: its lines and header (kept in locals: this loop sees millions)
-    lines: list[str] | None = None
-    usec: int | None = None
-    wall: float | None = None
-    level: int | None = None
-    facility: int | None = None
-    append = records.append
-    fast = _FAST.match
-    untimed = untimed_first = 0
-    journal_mono = journal_monotonic(data)
-    no_ident: list[int] = []  # records of `unknown` lines: the kernel's only in a kernel log
-    for lineno, raw_line in enumerate(data.split(b"\n"), 1):
-        line = raw_line.rstrip(b"\r")
-        if line[:2] == b"\x1b[":
-            # `dmesg --color=always` colours the stamp: a line that starts coloured loses its
-            # colours (escapes inside other lines' text are kept, shown escaped)
-            line = _SGR.sub(b"", line)
-        m = fast(line)
-        if m is not None:
-            if lines is not None:
-                append(KmsgRecord("\n".join(lines), usec, None, level, facility, "", _NO_META,
-                                  wall, "dmesg"))
-            usec = int(m.group(1)) * 1_000_000 + int(m.group(2))
-            msg = m.group(3)
-            if journal_mono and (h := _MONO_IDENT.match(msg)) is not None:
-                # journalctl -o short-monotonic: `[host ]kernel: `, `[host ]unknown: `
-                if h.group(1) == _UNKNOWN:
-                    no_ident.append(len(records))
-                elif h.group(1) != b"kernel":
-                    others += 1  # another program's line
-                    lines = None
-                    continue
-                msg = msg[h.end():]
-            lines = [msg.decode("utf-8", errors="replace")]
-            wall = level = facility = None
-            continue
-        if not line.strip() or _JOURNAL_NOTE.match(line):
-            continue
-        header = _dmesg_header(line, diags, source, lineno)
-        if header is not None and header[4] == _OTHER:
-            others += 1
-            if lines is not None:
-                append(KmsgRecord("\n".join(lines), usec, None, level, facility, "",
-                                  _NO_META, wall, "dmesg"))
-            lines = None
-            continue
-        if header is None:
-            if (lines is not None and line[:1] in b" \t"
-                    and (usec is not None or wall is not None)):
-                lines.append(line.strip().decode("utf-8", errors="replace"))
-                continue
-            if lines is not None:
-                append(KmsgRecord("\n".join(lines), usec, None, level, facility, "", _NO_META,
-                                  wall, "dmesg"))
-            if not untimed:
-                untimed_first = lineno
-            untimed += 1
-            # kept, not dropped: a record with no clock (its text as it is: messages may
-            # begin with spaces)
-            lines = [line.decode("utf-8", errors="replace")]
-            usec = wall = level = facility = None
-            continue
-        if lines is not None:
-            append(KmsgRecord("\n".join(lines), usec, None, level, facility, "", _NO_META,
-                              wall, "dmesg"))
-        msg, usec, wall, level, facility = header
-        if facility == _NO_IDENT:
-            no_ident.append(len(records))
-            facility = None
-        lines = [msg]
-    if lines is not None:
-        append(KmsgRecord("\n".join(lines), usec, None, level, facility, "", _NO_META, wall,
-                          "dmesg"))
-    if no_ident and others:
-        # entries journalctl printed as `unknown` (no identifier, no command) are the
-        # kernel's in `journalctl -k`; beside other programs' lines they could be anyone's
-        drop = set(no_ident)
-        records[:] = [r for i, r in enumerate(records) if i not in drop]
-        diags.append(Diagnostic(source, f"{len(drop)} lines without an identifier "
-                                "(`unknown:`) among other programs' lines skipped: they "
-                                "may not be the kernel's"))
-    if untimed:
-        diags.append(Diagnostic(source, f"{untimed} lines without a timestamp: each is an event "
-                                "of its own, with no time", untimed_first))
-    if others:
-        diags.append(Diagnostic(source, f"{others} syslog lines of other programs than the "
-                                "kernel skipped"))
-    return records, diags
-
-
-def plausible_wall(t: float | None) -> float | None:
-    """A stamp's epoch, or None before 1970 or past 2100: year 0026 (a digit lost) is no
-    time to place a line at."""
-    return t if t is not None and 0 <= t <= EPOCH_MAX else None
-
-
-def syslog_wall(m: re.Match[bytes], now: float | None = None) -> float | None:
-    """The wall clock of a `SYSLOG_LINE` match (None for `short-monotonic`). Stamps without a
-    zone are local time (like `dmesg -T`); syslog's traditional stamp has no year: the
-    latest year that does not put the line more than two days ahead of `now`."""
-    try:
-        if m["trad"] is not None:
-            now = time.time() if now is None else now
-            year = time.localtime(now).tm_year
-            ts = m["trad"].decode()
-            whole, _, frac = ts.partition(".")
-            for y in (year, year - 1):
-                t = time.mktime(time.strptime(f"{y} {whole}", "%Y %b %d %H:%M:%S"))
-                if t <= now + 2 * 86400:
-                    break
-            return t + (float("0." + frac) if frac else 0.0)
-        if m["iso"] is not None:
-            ts = m["iso"].decode()
-            if ts[-5:-4] in "+-" and ts[-3:-2] != ":" and ts[-5:].lstrip("+-").isdigit():
-                ts = ts[:-2] + ":" + ts[-2:]  # +0000 → +00:00 (fromisoformat before 3.11)
-            dt = datetime.fromisoformat(ts.replace("Z", "+00:00"))
-            return plausible_wall(dt.timestamp())  # naive: local time
-        if m["full"] is not None:
-            _, date, clock, zone = m["full"].decode().split(" ")
-            y, mo, d = (int(x) for x in date.split("-"))
-            hh, mi, sec = clock.split(":")
-            return plausible_wall(zoned_epoch(y, mo, d, int(hh), int(mi), float(sec), zone))
-        if m["unix"] is not None:
-            return plausible_wall(float(m["unix"]))
-    except (ValueError, OverflowError):
-        return None
-    return None
-
-
-def _dmesg_header(line: bytes, diags: list[Diagnostic], source: str, lineno: int
-                  ) -> tuple[str, int | None, float | None, int | None, int | None] | None:
-    """(message, usec, wall, level, facility) for the less common stamp forms, else None.
-    A syslog line of another program than the kernel gives ("", None, None, None, -1)."""
-    syslog_wall_t: float | None = None
-    m = SYSLOG_LINE.match(line)
-    if m and (m["ident"] in (b"kernel", _UNKNOWN) or m["mono"] is None):
-        if m["ident"] not in (b"kernel", _UNKNOWN):
-            return "", None, None, None, _OTHER  # another program's line in a syslog file
-        if m["ident"] == _UNKNOWN:
-            # an entry with no identifier: the message as it is, on journald's clock
-            t = syslog_wall(m)
-            rest = m.group("rest").decode("utf-8", errors="replace")
-            if m["mono"] is not None:
-                sec, _, frac = m["mono"].partition(b".")
-                return rest, int(sec) * 1_000_000 + int((frac.decode() + "000000")[:6]), \
-                    None, None, _NO_IDENT
-            if t is None:
-                diags.append(Diagnostic(source, "unreadable syslog stamp", lineno))
-            return rest, None, t, None, _NO_IDENT
-        line = m.group("rest")
-        if m["mono"] is not None:
-            sec, _, frac = m["mono"].partition(b".")
-            usec = int(sec) * 1_000_000 + int((frac.decode() + "000000")[:6])
-            return line.decode("utf-8", errors="replace"), usec, None, None, None
-        syslog_wall_t = syslog_wall(m)
-        if syslog_wall_t is None:
-            diags.append(Diagnostic(source, "unreadable syslog stamp", lineno))
-    usec: int | None = None
-    wall: float | None = None
-    level: int | None = None
-    facility: int | None = None
-    m = _DMESG.match(line)
-    if m:
-        frac = m.group("frac").decode()
-        usec = int(m.group("sec")) * 1_000_000 + int((frac + "000000")[:6])
-    else:
-        m = _DMESG_CTIME.match(line)
-        if m:
-            try:
-                # dmesg -T prints local time; this assumes the log came from this timezone
-                wall = plausible_wall(time.mktime(
-                    time.strptime(m.group("ts").decode(), "%a %b %d %H:%M:%S %Y")))
-            except (ValueError, OverflowError):
-                wall = None
-            if wall is None:
-                diags.append(Diagnostic(source, "unreadable ctime stamp", lineno))
-        else:
-            m = _DMESG_ISO.match(line)
-            if not m:
-                if syslog_wall_t is not None:
-                    # journalctl -k's kernel lines carry journald's clock only
-                    return line.decode("utf-8", errors="replace"), None, syslog_wall_t, \
-                        None, None
-                return None
-            try:
-                wall = plausible_wall(datetime.fromisoformat(
-                    m.group("ts").decode().replace(",", ".").replace("Z", "+00:00")
-                ).timestamp())
-            except ValueError:
-                wall = None
-            if wall is None:
-                diags.append(Diagnostic(source, "unreadable ISO stamp", lineno))
-    if m.group("lvl") is not None:
-        level = _LEVELS.get(m.group("lvl").decode())
-        facility = _FACILITIES.get(m.group("fac").decode())
-    prio = m.group("prio")
-    if prio is not None:
-        p = int(prio)
-        level, facility = p & 7, p >> 3
-    return m.group("msg").decode("utf-8", errors="replace"), usec, wall, level, facility
+# Saved logs: dmesg and syslog text (sources.kmsg_text), journalctl -k -o json
 
 
 def kernel_entries(records: list[KmsgRecord]) -> list[KmsgRecord]:
@@ -533,18 +243,20 @@ def _journal_record(obj: dict) -> KmsgRecord | None:
 
 
 _KMSG_HEAD = re.compile(rb"^\d+,\d+,\d+,")
+# JSON as journalctl writes it: an object, an array of objects (or an empty one), json-seq's
+# RS, json-sse's `data: `. A `[` alone is no JSON: dmesg stamps, a shell prompt and dmesg -T
+# in any locale begin with one too.
+_JSON_START = re.compile(rb"^(?:\{|\[\s*[{\]]|\x1e|data: \{)")
 
 
 def parse_saved_log(data: str | bytes, source: str = "file"
                     ) -> tuple[list[KmsgRecord], list[Diagnostic]]:
-    """Any saved kernel log: journal JSON, a raw /dev/kmsg dump, or dmesg text."""
+    """Any saved kernel log: journal JSON (or export/verbose text), a raw /dev/kmsg dump, or
+    dmesg/syslog text (sources.kmsg_text)."""
     if isinstance(data, str):
         data = data.encode("utf-8", errors="replace")
     stripped = data.lstrip()
-    first = stripped.split(b"\n", 1)[0]
-    is_dmesg = bool(_DMESG.match(first) or _DMESG_CTIME.match(first))
-    if not is_dmesg and (stripped[:1] in (b"{", b"[", b"\x1e")
-                         or stripped.startswith(b"data: {") or journal_text_form(stripped)):
+    if _JSON_START.match(stripped) or journal_text_form(stripped):
         records, diags = parse_journal_json(data, source)
         kernel = kernel_entries(records)
         if len(kernel) < len(records):

@@ -138,7 +138,9 @@ def _reset_tail(p: Plan, t: float, r: random.Random) -> list[Line]:
 
 
 def _hw_error(p: Plan, t: float, r: random.Random, k: int) -> list[Line]:
-    return [(t, m, "hw_error") for t, m in _hw_lines(p, t, r, k)]
+    # one report, one event: its first line; the further lines are part of it
+    return [(t, m, "other" if j else "hw_error")
+            for j, (t, m) in enumerate(_hw_lines(p, t, r, k))]
 
 
 def _hw_lines(p: Plan, t: float, r: random.Random, k: int) -> list[tuple[float, str]]:
