@@ -427,3 +427,46 @@ def test_separate_machine_checks_are_separate_events() -> None:
            "[ {t}] mce: [Hardware Error]: TSC 0\n")
     evs = incidents(one.format(t="5.0") + one.format(t="5.0") + one.format(t="99.0"))
     assert [e.fields["lines"] for e in evs] == [2, 2, 2]
+
+
+@pytest.mark.parametrize(("line", "kind", "fields"), [
+    # drivers/net/ethernet/marvell/sky2.c sky2_tx_timeout
+    ("sky2 0000:02:00.0 eth0: tx timeout", "nic_tx_timeout", {}),
+    # drivers/net/ethernet/intel/e100.c e100_tx_timeout_task
+    ("e100 0000:00:08.0 eth0: e100_tx_timeout_task: scb.status=0x50", "nic_tx_timeout", {}),
+    # amazon/ena/ena_com.c ena_com_dev_reset
+    ("ena 0000:00:05.0: Reset indication didn't turn off", "nic_reset", {"stage": "failed"}),
+    # realtek/r8169_main.c rtl_task (TX timeout on a dead chip) and rtl_loop_wait
+    ("r8169 0000:02:00.0 enp2s0: Can't reset secondary PCI bus, detach NIC", "nic_reset",
+     {"stage": "failed"}),
+    ("r8169 0000:02:00.0 enp2s0: rtl_chipcmd_cond == 1 (loop: 100, delay: 100).", "nic_reset",
+     {"stage": "failed"}),
+    # a stats dump is no event
+    ("ena 0000:00:05.0 eth0: tx_timeout: 0", "other", {}),
+])
+def test_more_driver_lines(line: str, kind: str, fields: dict[str, Any]) -> None:
+    from corescope.analysis.classify import classify
+
+    c = classify(line)
+    assert c.kind == kind
+    assert {k: c.fields.get(k) for k in fields} == fields
+
+
+def test_rcu_3x_self_detected_braces_line() -> None:
+    # kernel/rcutree.c print_cpu_stall (3.x): the CPU list and jiffies on the next line
+    text = ("[ 60.0] INFO: rcu_sched self-detected stall on CPU\n"
+            "[ 60.0] \t{ 3}  (t=60000 jiffies g=1234 c=1233 q=0)\n")
+    (e,) = incidents(text)
+    assert e.fields["cpus"] == [3] and e.fields["jiffies"] == 60000
+
+
+def test_netdev_watchdog_cpu_from_a_splat_printed_after_its_message() -> None:
+    # 4.19+: WARN's message (cut here, NETDEV WATCHDOG) comes before __warn's WARNING line;
+    # a later watchdog line without a splat of its own gets no CPU from it
+    text = ("[20200.100001] ------------[ cut here ]------------\n"
+            "[20200.100002] NETDEV WATCHDOG: eth0 (ena): transmit queue 5 timed out\n"
+            "[20200.100090] WARNING: CPU: 39 PID: 0 at net/sched/sch_generic.c:477 "
+            "dev_watchdog+0x24a/0x250\n"
+            "[20201.100002] NETDEV WATCHDOG: eth0 (ena): transmit queue 6 timed out 5376 ms\n")
+    a, b = incidents(text)
+    assert a.fields["cpu"] == 39 and "cpu" not in b.fields

@@ -142,7 +142,9 @@ _RULES: list[tuple[str, re.Pattern[str], dict[str, Any]]] = [
         r"Device reset completed successfully(?:, Driver info: (?P<driver_info>[^\n\[]{0,120}))?"),
      {"stage": "completed"}),
     ("nic_reset",
-     re.compile(r"(?:Reset attempt failed|Device reset failed|Can not reset the device)"),
+     re.compile(r"(?:Reset attempt failed|Device reset failed|Can not reset the device"
+                r"|Reset indication didn't turn off|Can't reset secondary PCI bus"
+                r"|rtl_chipcmd_cond == 1 \(loop)"),
      {"stage": "failed"}),
     # --- keep-alive -----------------------------------------------------------------------
     ("nic_keepalive_timeout", re.compile(r"Keep alive watchdog timeout"), {}),
@@ -175,7 +177,9 @@ _RULES: list[tuple[str, re.Pattern[str], dict[str, Any]]] = [
     # `Fake Tx hang detected`
     ("nic_tx_timeout", re.compile(
         r"TX timeout detected|Transmit time ?out\b|\btransmit timed out, resetting"
-        r"|(?:^|: )tx hang\s*$|Fake Tx hang detected(?: with timeout of (?P<timeout_s>\d+))?",
+        r"|(?:^|: )tx hang\s*$|Fake Tx hang detected(?: with timeout of (?P<timeout_s>\d+))?"
+        # sky2/atl1c/8139too/... `tx timeout`, e100's `e100_tx_timeout: scb.status=...`
+        r"|(?:^|: )tx timeout\b(?!:? ?\d)|\b[a-z]\w{0,20}?_tx_timeout(?:_task)?\b(?!: \d+\s*$)",
         re.I), {"format": "driver_tx_timeout"}),
     # --- CPU stalls -----------------------------------------------------------------------
     ("soft_lockup", re.compile(
@@ -264,6 +268,7 @@ _KEYWORDS: tuple[str, ...] = (
     "out of memory", "hardware error", "edac", "link", "tx_timeout", "tx hang", "health",
     "internal error", "tx queue", "kicking queue", "killed process", "kill process", "oom-kill:",
     "kthread starved", "machine check", "performing reset", "transmit timed out", "resetting",
+    "reset indication", "chipcmd",
 )
 
 # userland daemons whose lines may stand in a pasted log without their syslog stamp: never

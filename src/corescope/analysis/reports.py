@@ -89,7 +89,7 @@ class _Open:
 _FAMILY = {"nic_tx_stall": "hang", "hw_error": "hw", "rcu_stall": "rcu", "oom_kill": "oom",
            "hard_lockup": "lockup", "soft_lockup": "lockup", "nic_tx_timeout": "txto"}
 _WINDOW_S = {"hang": 1.0, "hw": 1.0, "rcu": 5.0, "oom": 5.0, "lockup": 10.0, "txto": 0.5,
-             "wd": 2.0}
+             "wd": 0.5}
 _WINDOW_N = {"hang": 40, "hw": 40, "rcu": 400, "oom": 2000, "lockup": 400, "txto": 8, "wd": 60}
 
 
@@ -150,9 +150,7 @@ class ReportJoiner:
                 if override or k not in merged:
                     merged[k] = v
             merged["lines"] = o.lines
-            out[o.index] = dataclasses.replace(head, fields=merged,
-                                               driver=head.driver or e.driver,
-                                               device=head.device or e.device)
+            out[o.index] = dataclasses.replace(head, fields=merged)
         part = dataclasses.replace(e, kind="other", fields={"part_of": o.kind})
         out.append(part)
         return part
@@ -170,7 +168,13 @@ class ReportJoiner:
         raw = e.raw
         w = _WARN_WATCHDOG.search(raw) if "WARNING: CPU:" in raw else None
         if w is not None:
-            self._warn = (int(w.group(1) or w.group(3)), e.time, 0)
+            cpu = int(w.group(1) or w.group(3))
+            o = self._live("wd", e)
+            if o is not None:  # the splat after its message (4.19+: message, then WARNING)
+                self._set(o, out, cpu=cpu)
+                del self._open["wd"]
+            else:
+                self._warn = (cpu, e.time, 0)
         if e.kind == "other":
             return self._join_other(e, out)
         if e.kind == "hw_error":
@@ -250,7 +254,8 @@ class ReportJoiner:
         if m is not None:
             if o.index is not None:
                 self._set(o, out, cpus=cpu_list(m.group(1)))
-            return {}
+            t = re.search(r"\bt=(\d+) jiffies", raw)
+            return {"jiffies": int(t.group(1))} if t else {}
         m = _RCU_DETECTED.search(raw)
         if m is not None:
             return {"detected_by": int(m.group(1)), "jiffies": int(m.group(2))}
@@ -324,9 +329,11 @@ class ReportJoiner:
             o = self._open["txto"] = _Open("txto", idx, kind, e.time, 0)
             o.where, o.queue = (e.device, e.iface), e.queue
             if e.fields.get("format") == "netdev_watchdog" and "cpu" not in e.fields:
-                if self._warn is not None and e.time - self._warn[1] <= 2.0 \
-                        and self._warn[2] <= 10:
+                # the splat's WARNING line just before (older kernels print it first)
+                if self._warn is not None and e.time - self._warn[1] <= 0.05 \
+                        and self._warn[2] <= 3:
                     e = dataclasses.replace(e, fields={**e.fields, "cpu": self._warn[0]})
+                    self._warn = None
                 else:
                     self._open["wd"] = _Open("wd", idx, kind, e.time, 0)
         o = self._open.get(_FAMILY.get(kind, ""))
