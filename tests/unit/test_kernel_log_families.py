@@ -470,3 +470,20 @@ def test_netdev_watchdog_cpu_from_a_splat_printed_after_its_message() -> None:
             "[20201.100002] NETDEV WATCHDOG: eth0 (ena): transmit queue 6 timed out 5376 ms\n")
     a, b = incidents(text)
     assert a.fields["cpu"] == 39 and "cpu" not in b.fields
+
+
+def test_oom_victim_whose_comm_holds_parentheses() -> None:
+    # systemd's `(resolved)` helper as mm/oom_kill.c prints it: `((resolved))`
+    text = ("[ 518.061172] Out of memory: Killed process 15925 ((resolved)) total-vm:168424kB, "
+            "anon-rss:4064kB, file-rss:3584kB, shmem-rss:0kB\n"
+            "[ 518.064186] oom_reaper: reaped process 15925 ((resolved)), now anon-rss:0kB\n")
+    (e,) = incidents(text)
+    assert e.fields["comm"] == "(resolved)" and e.fields["anon_rss_kb"] == 4064
+    assert e.fields["reaped"] is True
+
+
+def test_el6_child_sacrificed_names_the_child() -> None:
+    text = ("Out of memory: Kill process 16929 (beam.smp) score 580 or sacrifice child\n"
+            "Killed process 28364, UID 0, (sh) total-vm:106064kB, anon-rss:180kB, file-rss:4kB\n")
+    (e,) = incidents(text)
+    assert (e.fields["pid"], e.fields["comm"], e.fields["selected_pid"]) == (28364, "sh", 16929)

@@ -225,7 +225,8 @@ _RULES: list[tuple[str, re.Pattern[str], dict[str, Any]]] = [
     ("oom_kill", re.compile(
         r"(?:(?P<scope>Memory cgroup out of memory|Out of memory(?: \(oom_kill_allocating_task\))?)"
         r": )?(?P<verb>Kill(?:ed)?) process (?P<pid>\d+)(?:, UID (?P<uid>\d+),)? "
-        r"\((?P<comm>[^)\n]{0,64})\)"
+        # a comm may hold parentheses: `((resolved))`
+        r"\((?P<comm>(?:[^()\n]|\([^()\n]{0,60}\)){0,64})\)"
         r"(?:,? UID (?P<uid2>\d+),?)?"
         r"(?:.{0,40}?score (?P<score>\d+))?"
         r"(?: or (?:sacrifice child|a child))?"
