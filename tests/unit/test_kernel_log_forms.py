@@ -162,3 +162,19 @@ def test_a_json_journal_is_still_json() -> None:
     text = ('[{"__REALTIME_TIMESTAMP":"1644325061123456","_TRANSPORT":"kernel",'
             f'"MESSAGE":"{LINE}"}}]\n')
     assert _one(text).time == pytest.approx(1644325061.123456)
+
+
+def test_syslog_without_a_host_and_with_two_spaces() -> None:
+    # a syslog template with an empty host field: `Feb 23 03:28:16 kernel:`, `...16  kernel:`
+    text = ("Feb 23 03:28:16 kernel: mce: [Hardware Error]: Machine check events logged\n"
+            "Feb 23 03:28:16 kernel: EDAC sbridge MC1: HANDLING MCE MEMORY ERROR\n"
+            "Feb 23 03:28:16 kernel: EDAC sbridge MC1: CPU 1: Machine Check Event: 0 Bank 11: "
+            "8c00004f000800c2\n"
+            "Feb 23 03:28:16 kernel: EDAC sbridge MC1: TSC 0\n"
+            "Feb 23 03:28:16  kernel: EDAC MC1: 1 CE memory scrubbing error on "
+            "CPU_SrcID#1_Ha#0_Chan#0_DIMM#0 (channel:0 slot:0 page:0xee30a0)\n")
+    evs, diags, _ = events_of(text)
+    hw = [e for e in evs if e.kind == "hw_error"]
+    assert len(hw) == 1 and hw[0].fields["lines"] == 5 and hw[0].fields["cpu"] == 1
+    assert not diags
+    assert all(time.localtime(e.time)[1:6] == (2, 23, 3, 28, 16) for e in evs)

@@ -69,7 +69,8 @@ SYSLOG_LINE = re.compile(
     rb"|(?P<trad2>[A-Z][a-z]{2} [ \d]\d \d{4} \d\d:\d\d:\d\d(?:\.\d{1,9})?)"
     # `2022-02-08 12:57:41.123 host kernel:` (syslog-ng and log shippers; local time)
     rb"|(?P<spaced>\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?:[.,]\d{1,9})?(?: ?(?:Z|[+-]\d\d:?\d\d))?))"
-    rb"(?: (?P<host>[^\s:]+))? (?P<ident>[^\s\[\]:]+)(?:\[\d+\])?: (?P<rest>.*)$"
+    # (pastes may hold two spaces where a syslog template left an empty host)
+    rb"(?: {1,2}(?P<host>[^\s:]+))? {1,2}(?P<ident>[^\s\[\]:]+)(?:\[\d+\])?: (?P<rest>.*)$"
 )
 # RFC 5424: `<PRI>1 TIMESTAMP HOST APP PROCID MSGID SD MSG` (rsyslog's
 # RSYSLOG_SyslogProtocol23Format, syslog-ng's syslog() destination)
