@@ -487,3 +487,18 @@ def test_el6_child_sacrificed_names_the_child() -> None:
             "Killed process 28364, UID 0, (sh) total-vm:106064kB, anon-rss:180kB, file-rss:4kB\n")
     (e,) = incidents(text)
     assert (e.fields["pid"], e.fields["comm"], e.fields["selected_pid"]) == (28364, "sh", 16929)
+
+
+def test_ena_wordings_across_releases() -> None:
+    from corescope.analysis.classify import classify
+
+    # amazon/ena/ena_netdev.c check_missing_comp_in_tx_queue (2.8+)
+    c = classify("ena 0000:00:05.0 eth0: Found a Tx that wasn't completed on time, qid 4, index "
+                 "787. 7356 msecs since last interrupt, 7360 msecs since last napi execution, "
+                 "napi scheduled: 1")
+    assert (c.kind, c.fields["queue"], c.fields["msecs_since_irq"],
+            c.fields["msecs_since_napi"], c.fields["napi_scheduled"]) == \
+        ("nic_tx_stall", 4, 7356, 7360, 1)
+    # ena_restore_device, older releases: `ENA device reset completed successfully`
+    c = classify("ena 0000:00:05.0: ENA device reset completed successfully")
+    assert (c.kind, c.fields["stage"]) == ("nic_reset", "completed")

@@ -139,8 +139,8 @@ _RULES: list[tuple[str, re.Pattern[str], dict[str, Any]]] = [
     ("nic_reset", re.compile(r"(?:^|: )(?:Reset adapter(?: unexpectedly)?|resetting)\s*$"),
      {"stage": "resetting"}),
     ("nic_reset", re.compile(
-        r"Device reset completed successfully(?:, Driver info: (?P<driver_info>[^\n\[]{0,120}))?"),
-     {"stage": "completed"}),
+        r"Device reset completed successfully(?:, Driver info: (?P<driver_info>[^\n\[]{0,120}))?",
+        re.I), {"stage": "completed"}),
     ("nic_reset",
      re.compile(r"(?:Reset attempt failed|Device reset failed|Can not reset the device"
                 r"|Reset indication didn't turn off|Can't reset secondary PCI bus"
