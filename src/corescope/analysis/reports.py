@@ -214,13 +214,12 @@ class ReportJoiner:
         o = self._live("hang", e)
         if o is not None and _HANG_LINE.match(raw):
             q = _HANG_QUEUE.search(raw)
-            f = {"queue": int(q.group(1))} if q else {}
-            return self._merge(o, e, out, f)
+            return self._merge(o, e, out, {"queue": int(q.group(1))} if q else {})
         o = self._live("rcu", e)
         if o is not None:
-            f = self._rcu_fields(raw, o, out)
-            if f is not None:
-                return self._merge(o, e, out, f)
+            rf = self._rcu_fields(raw, o, out)
+            if rf is not None:
+                return self._merge(o, e, out, rf)
         o = self._live("hw", e)
         if o is not None and _EDAC_REPORT.search(raw):
             return self._merge(o, e, out, {})
@@ -336,9 +335,9 @@ class ReportJoiner:
                     self._warn = None
                 else:
                     self._open["wd"] = _Open("wd", idx, kind, e.time, 0)
-        o = self._open.get(_FAMILY.get(kind, ""))
-        if o is not None and o.index == idx:
-            o.lines = e.raw.count("\n") + 1
+        head = self._open.get(_FAMILY.get(kind, ""))
+        if head is not None and head.index == idx:
+            head.lines = e.raw.count("\n") + 1
         return e
 
     def _start_oom(self, e: KernelEvent, idx: int) -> KernelEvent:
