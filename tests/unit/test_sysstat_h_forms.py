@@ -48,3 +48,16 @@ def test_sadf_dh_restart_rows_are_records_not_unreadable_lines() -> None:
                       *head[2:]]) + "\n"
     p = sysstat.parse(text.encode(), "sadf_csv", "t")
     assert not p.diagnostics and len(p.samples) == len(head) - 1
+
+
+def test_sadf_standard_zone_names_follow_their_zones_summer_time() -> None:
+    # sadf -d -T / -t rows as sysstat prints them (the zone's tzname[0] in summer too): New
+    # York's and Paris's local times of 2019-04-18 13:20:19 UTC, and a winter one
+    head = "# hostname;interval;timestamp;CPU;%user;%nice;%system;%iowait;%steal;%idle\n"
+    for stamp in ("2019-04-18 09:20:19 EST", "2019-04-18 15:20:19 CET"):
+        assert sysstat.sadf_time(stamp) == 1555593619.0
+        row = f"node;10;{stamp};0;2.00;0.00;1.00;0.00;0.00;97.00\n"
+        p = sysstat.parse((head + row).encode(), "sadf_csv", "t")
+        assert [s.t for s in p.samples] == [1555593619.0]
+    assert sysstat.sadf_time("2019-01-18 08:20:19 EST") == 1547817619.0  # 13:20:19 UTC
+    assert sysstat.sadf_time("2019-04-18 13:20:19 UTC") == 1555593619.0

@@ -829,6 +829,28 @@ _CSV_CPU_HEADER = re.compile(r"^# hostname;interval;timestamp;CPU;.*%idle", re.M
 _CSV_TS = re.compile(r"^(\d{4})-(\d\d)-(\d\d) (\d\d):(\d\d):(\d\d)(?: (\S+))?$")
 
 
+# sadf -T / -t name the zone by its standard-time abbreviation (tzname[0]) in summer too:
+# sysstat's own tests print New York's 09:20 EDT as `09:20:19 EST` and Paris's 15:20 CEST as
+# `15:20:19 CET`. Such a name is read with its zone's rules, not as a fixed offset (an hour off
+# half the year). Names several zones share with other offsets (MST: Phoenix keeps it all year)
+# stay fixed offsets.
+_SADF_STD_ZONES = {"EST": "America/New_York", "CST": "America/Chicago",
+                   "PST": "America/Los_Angeles", "CET": "Europe/Paris", "EET": "Europe/Helsinki",
+                   "WET": "Europe/Lisbon", "AEST": "Australia/Sydney"}
+
+
+def _std_zone_epoch(y: int, mo: int, d: int, h: int, mi: int, sec: int, zone: str
+                    ) -> float | None:
+    import datetime
+    import zoneinfo
+
+    try:
+        tz = zoneinfo.ZoneInfo(_SADF_STD_ZONES[zone])
+        return datetime.datetime(y, mo, d, h, mi, sec, tzinfo=tz).timestamp()
+    except (zoneinfo.ZoneInfoNotFoundError, ValueError, OSError):
+        return None
+
+
 def sadf_time(tok: str) -> float | None:
     if tok.isdigit() and 9 <= len(tok) <= 11:
         return float(tok) if float(tok) <= EPOCH_MAX else None  # sadf -U
@@ -838,6 +860,10 @@ def sadf_time(tok: str) -> float | None:
     y, mo, d, h, mi, sec = (int(x) for x in m.groups()[:6])
     if not 1970 <= y < 2100:  # year 0026 (a digit lost) would place samples before 1970
         return None
+    if m.group(7) in _SADF_STD_ZONES:
+        t = _std_zone_epoch(y, mo, d, h, mi, sec, m.group(7))
+        if t is not None:
+            return t
     return zoned_epoch(y, mo, d, h, mi, sec, m.group(7))
 
 
