@@ -1,7 +1,7 @@
 # The two commands in the README: `make doctor` (check this node) and `make test` (everything).
 PY ?= python3
 
-.PHONY: doctor test lint bench
+.PHONY: doctor test lint bench docs
 
 # doctor exits 1 when it has findings: that is its answer, not a failure of make. Exit 2 (it
 # could not run) still fails. SETUP and DOCTOR_ARGS let a test run it without installing.
@@ -30,3 +30,5 @@ lint:
 
 bench:
 	@for b in bench/*.py; do echo "== $$b"; $(PY) $$b || exit 1; done
+docs:
+	$(PY) scripts/gen_docs.py

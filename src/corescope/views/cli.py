@@ -61,6 +61,19 @@ COMMAND_MODULES: tuple[tuple[str, str, str], ...] = (
      "This node's units, kernel, image, cgroup layout, NICs and IRQ placement."),
     ("fleet", "corescope.views.cli_fleet",
      "Compare nodes: what differs between groups of nodes, from their inventories."),
+    ("man", "corescope.views.cli_man",
+     "Show the manual page of corescope or of one command."),
+)
+
+# How `corescope --help` groups the top-level commands (in this order). A command not named
+# here is listed under "Other commands", so a new row still shows before it is placed.
+COMMAND_SECTIONS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("Record", ("record", "doctor", "capture")),
+    ("Investigate", ("cores", "events", "report", "zombies", "diagnose", "analyze", "serve")),
+    ("Profile", ("flame", "heatmap")),
+    ("Fleet", ("inventory", "fleet")),
+    ("Lab", ("lab",)),
+    ("Help", ("man",)),
 )
 
 
@@ -100,9 +113,24 @@ class LazyGroup(click.Group):
                 entries.append((name, cmd.get_short_help_str(formatter.width - 16)))
             elif name in rows:
                 entries.append((name, rows[name][1]))
-        if entries:
+        if not entries:
+            return
+        if self.prefix:  # `lab --help`: one list
             with formatter.section("Commands"):
                 formatter.write_dl(entries)
+            return
+        by_name = dict(entries)
+        placed: set[str] = set()
+        for title, names in COMMAND_SECTIONS:
+            rows = [(n, by_name[n]) for n in names if n in by_name]
+            placed.update(names)
+            if rows:
+                with formatter.section(f"{title} commands"):
+                    formatter.write_dl(rows)
+        rest = [(n, h) for n, h in entries if n not in placed]
+        if rest:
+            with formatter.section("Other commands"):
+                formatter.write_dl(rest)
 
 
 _LOADED: set[str] = set()
@@ -120,12 +148,16 @@ def load_module(module: str) -> None:
 
 def written_durations(cmd: click.Command) -> None:
     """Show duration defaults as a person writes them (`2s`, `24h`), not as the float
-    a module passed (`2.0`, `86400.0`); the option's value is the same either way."""
+    a module passed (`2.0`, `86400.0`), and a whole float as a whole number (`90`, not
+    `90.0`); the option's value is the same either way."""
     from corescope.timeparse import format_duration, parse_duration
     from corescope.views.clitypes import TimeValue
 
     for p in cmd.params:
         t, d = p.type, p.default
+        if isinstance(t, click.types.FloatParamType) and isinstance(d, float) and d.is_integer():
+            p.default = int(d)  # click casts it back to float: the value is unchanged
+            continue
         if not (isinstance(t, TimeValue) and t.name == "duration") or isinstance(d, bool):
             continue
         try:
