@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Regenerate the reference made from the code (`make docs`): the option block of every
-docs/commands/<command>.md page (a page is created when a command has none) and every man
-page in docs/man/. The prose around the generated block is hand-written and kept.
+docs/commands/<command>.md page (a page is created when a command has none), every man
+page in docs/man/, and the list of registered artifact kinds in docs/artifacts.md. The prose
+around each generated block is hand-written and kept.
 `--check` writes nothing and exits 1 when something is out of date (tests/unit/test_docs.py
 runs the same comparison)."""
 
@@ -16,6 +17,29 @@ sys.path.insert(0, str(REPO / "src"))
 from corescope.views import manual  # noqa: E402
 
 
+def artifact_block(page: str) -> str:
+    """The artifact registry (sources.artifacts.KIND_MODULES) as a table, in detection order,
+    and any registered kind the hand-written part of the page does not describe yet."""
+    import importlib
+
+    from corescope.sources.artifacts import KIND_MODULES
+
+    start, end = page.find(manual.BEGIN), page.find(manual.END)
+    prose = page[:start] + page[end + len(manual.END):] if 0 <= start < end else page
+    lines = [manual.BEGIN, "", "Detection order: the first module whose sniffer claims a file's "
+             "content decides its kind.", "", "| module | kinds |", "| --- | --- |"]
+    missing = []
+    for name in KIND_MODULES:
+        kinds = getattr(importlib.import_module(name), "KINDS", ())
+        lines.append(f"| `{name.rsplit('.', 1)[1]}` | " + ", ".join(f"`{k}`" for k in kinds)
+                     + " |")
+        missing += [k for k in kinds if f"`{k}`" not in prose and k not in missing]
+    if missing:
+        lines += ["", "Registered but not described above yet: "
+                  + ", ".join(f"`{k}`" for k in missing) + "."]
+    return "\n".join([*lines, "", manual.END])
+
+
 def wanted() -> dict[Path, str]:
     """Every generated file and the text it must hold."""
     out: dict[Path, str] = {}
@@ -27,6 +51,9 @@ def wanted() -> dict[Path, str]:
         new = manual.replace_block(old, manual.markdown_block(e))
         out[page] = new
         out[docs / "man" / f"corescope-{e.page}.1"] = manual.man_page(e, new)
+    arts = docs / "artifacts.md"
+    text = arts.read_text(encoding="utf-8")
+    out[arts] = manual.replace_block(text, artifact_block(text))
     intro = (docs / "commands" / "index.md").read_text(encoding="utf-8")
     out[docs / "man" / "corescope.1"] = manual.main_page(manual.sections(), intro)
     return out

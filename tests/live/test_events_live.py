@@ -31,6 +31,7 @@ from corescope.sources.interrupts import (
 from corescope.sources.kmsg import KmsgReader, anchor_clock, calibrate_with_marker, open_kmsg
 from corescope.store import events as store_events
 from corescope.store.db import Store
+from jsonschemas import check
 from live.conftest import burner, recording_process
 
 
@@ -258,7 +259,9 @@ def test_nic_reset_after_a_hot_core_end_to_end(recording_with_kmsg: Path) -> Non
     t0 = f"{time.time():.3f}"
     burn = burner(1, 4)
     assert burn.wait(timeout=30) == 0, burn.communicate()
-    written = run_cli_json("lab", "nicreset", "--yes", "--json", ok_codes=(0,))["lines"]
+    out = run_cli_json("lab", "nicreset", "--yes", "--json", ok_codes=(0,))
+    check("lab-nicreset", out)
+    written = out["lines"]
     stall = written[0]
     assert "TX q 5 is paused" in stall["text"]
     # until the stream has stored it and the sample that closes the episode is in

@@ -21,6 +21,7 @@ from corescope.lab.zombies import FILES
 from corescope.model.cgroups import LAB_NAME
 from corescope.rootfs import Root
 from corescope.sources.cgroups import read_layout
+from jsonschemas import check
 
 
 def _memory_mount() -> Path:
@@ -93,6 +94,7 @@ def test_lab_clean_returns_to_baseline(lab: Path, tmp_path: Path) -> None:
     assert (lab / LAB_NAME / "zombies").is_dir()
     # deleting the pinning files frees most of them (the rest wait on shared fs metadata)
     res = run_cli_json("lab", "clean", "--yes", "--json", ok_codes=(0,))
+    check("lab-clean", res)
     assert res["files_removed"] == 400 and res["cgroups_removed"] == 2
     freed = mid["dying"] - res["dying_after"]
     assert freed >= 0.8 * 400, res

@@ -124,6 +124,19 @@ def test_the_link_checker_finds_a_dead_link(tmp_path: Path) -> None:
     assert "exit-codes" in _anchors("# t\n## Exit codes\n")
 
 
+def test_readme_is_a_short_front_door() -> None:
+    text = (REPO / "README.md").read_text(encoding="utf-8")
+    assert len(text.splitlines()) <= 250
+    for command in ("make doctor", "make test"):
+        assert command in text
+    ci = (REPO / ".ci" / "run").read_text(encoding="utf-8")
+    assert "make test" in ci  # the README's command is the one CI runs
+    linked = set(_links(text))
+    for e in manual.entries():  # the command list links every command's page
+        if e.path.split()[0] != "lab" or e.path == "lab scenario":
+            assert f"docs/commands/{e.page}.md" in linked, e.path
+
+
 # ─── help texts ─────────────────────────────────────────────────────────────────────────────
 
 def _all_options():

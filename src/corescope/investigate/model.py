@@ -7,6 +7,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from corescope.model.common import JSON_SCHEMA
+
 # Annotations only: `events --file` builds an Investigation without the zombie, profile and
 # diagnosis parts, and must not pay for defining their records at start-up.
 if TYPE_CHECKING:
@@ -26,7 +28,7 @@ if TYPE_CHECKING:
     )
     from corescope.model.pressure import PressureSummary
 
-SCHEMA = 1
+SCHEMA = JSON_SCHEMA
 
 
 @dataclass(frozen=True)

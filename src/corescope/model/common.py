@@ -5,6 +5,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+# The version of the JSON contract every `--json` output carries as "schema" (docs/json.md):
+# documented keys never disappear within a version; new keys may be added.
+JSON_SCHEMA = 1
+
 
 @dataclass(frozen=True)
 class Diagnostic:

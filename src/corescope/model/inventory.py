@@ -7,8 +7,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from corescope.errors import InvalidInput
+from corescope.model.common import JSON_SCHEMA
 
-SCHEMA = 1
+SCHEMA = JSON_SCHEMA  # an inventory file is a --json output: its version is the contract's
 
 
 @dataclass(frozen=True)

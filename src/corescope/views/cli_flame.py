@@ -20,7 +20,7 @@ from corescope.analysis.flame import WEIGHTS, Profile, diff_folded, is_idle
 from corescope.analysis.flame_report import FlameReport, top_table
 from corescope.analysis.subsecond import Heatmap
 from corescope.errors import InvalidInput
-from corescope.model.common import Diagnostic
+from corescope.model.common import JSON_SCHEMA, Diagnostic
 from corescope.model.profiles import StackSample
 from corescope.render import pprof, term
 from corescope.sources import perf_import
@@ -511,7 +511,7 @@ def register(cli: click.Group, lab: click.Group) -> None:
             src.close()
         progress.done()
         clock = win.clock
-        data = heat.to_json()
+        data = {"schema": JSON_SCHEMA, **heat.to_json()}
         data["clock"] = clock
         data["cpu"] = cpu
         data["diagnostics"] = [str(d) for d in diags][:50]
@@ -566,7 +566,7 @@ def _emit_flame(report: FlameReport, fmt: str, output: Path | None, with_pid: bo
     if fmt == "speedscope":
         data = json.dumps(scope.to_json(_window_label(report)), separators=(",", ":")).encode()
     elif fmt == "json":
-        data = (json.dumps(report.to_json(), indent=2) + "\n").encode()
+        data = (json.dumps({"schema": JSON_SCHEMA, **report.to_json()}, indent=2) + "\n").encode()
     elif fmt == "top":
         # human text: comms and symbols come from other users' processes
         data = (term.clean_lines(top_table(report)) + "\n").encode()

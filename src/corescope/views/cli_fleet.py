@@ -9,6 +9,7 @@ from typing import Any
 import click
 
 from corescope.analysis.drift import Difference, DriftReport, diff
+from corescope.model.common import JSON_SCHEMA
 from corescope.model.inventory import Inventory, InventoryError, from_json
 from corescope.views.clitypes import EXIT_FINDINGS, emit_json, fail
 
@@ -48,7 +49,7 @@ def sentence(d: Difference, key: str | None) -> str:
 
 def to_json(r: DriftReport, skipped: list[dict[str, str]]) -> dict[str, Any]:
     return {
-        "nodes": r.nodes, "group_by": r.group_by, "groups": r.groups,
+        "schema": JSON_SCHEMA, "nodes": r.nodes, "group_by": r.group_by, "groups": r.groups,
         "differences": [{"kind": d.kind, "subject": d.subject, "spread": d.spread,
                          "summary": sentence(d, r.group_by),
                          "groups": [{"group": s.group, "nodes": s.nodes, "having": s.having,

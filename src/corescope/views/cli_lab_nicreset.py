@@ -5,6 +5,7 @@ from __future__ import annotations
 import click
 
 from corescope.lab import nicreset
+from corescope.model.common import JSON_SCHEMA
 from corescope.render import term
 from corescope.views.clitypes import emit_json, fail, require_lab_consent
 
@@ -33,9 +34,10 @@ def nicreset_cmd(driver: str, queue: int, device: str | None, iface: str, cpu: i
     except OSError as exc:
         fail(f"cannot write /dev/kmsg: {exc.strerror}")
     if as_json:
-        emit_json({"lines": [{"level": w.level, "text": w.text, "written_before":
-                              round(w.wall_before, 6), "written_after": round(w.wall_after, 6)}
-                             for w in written]})
+        emit_json({"schema": JSON_SCHEMA,
+                   "lines": [{"level": w.level, "text": w.text,
+                              "written_before": round(w.wall_before, 6),
+                              "written_after": round(w.wall_after, 6)} for w in written]})
         return
     for w in written:
         term.echo(f"wrote <{w.level}> {w.text}")

@@ -16,6 +16,7 @@ from corescope.investigate import Investigation, Window, investigate
 from corescope.investigate.build import Options
 from corescope.lab import zombies as labz
 from corescope.model.cgroups import ChurnCount, Thresholds
+from corescope.model.common import JSON_SCHEMA
 from corescope.render import term
 from corescope.render.json_contract import ZOMBIE_FINDINGS, ZOMBIE_SENSORS, zombies_json
 from corescope.render.text import print_zombies
@@ -267,7 +268,8 @@ def clean(obj: CliContext, yes: bool, drop_caches: bool, as_json: bool) -> None:
     except OSError as exc:  # e.g. drop_caches or a cgroup rmdir refused
         fail(_lab_os_error("lab clean", exc))
     after = labz.settle(_dying)
-    out = {"cgroups_removed": res.cgroups_removed, "processes_killed": res.processes_killed,
+    out = {"schema": JSON_SCHEMA,
+           "cgroups_removed": res.cgroups_removed, "processes_killed": res.processes_killed,
            "files_removed": res.files_removed, "dropped_caches": res.dropped_caches,
            "stopped_crashloop": res.stopped_crashloop, "dying_before": before,
            "dying_after": after, "files_refused": res.files_refused}
