@@ -1,5 +1,5 @@
 """The `flame --format json/top` report: a window's profile, its tables and the diff, as
-plain data (the JSON contract in the README)."""
+plain data (the JSON contract: docs/json/v1/flame.schema.json)."""
 
 from __future__ import annotations
 

@@ -122,11 +122,11 @@ class LazyGroup(click.Group):
         by_name = dict(entries)
         placed: set[str] = set()
         for title, names in COMMAND_SECTIONS:
-            rows = [(n, by_name[n]) for n in names if n in by_name]
+            listed = [(n, by_name[n]) for n in names if n in by_name]
             placed.update(names)
-            if rows:
+            if listed:
                 with formatter.section(f"{title} commands"):
-                    formatter.write_dl(rows)
+                    formatter.write_dl(listed)
         rest = [(n, h) for n, h in entries if n not in placed]
         if rest:
             with formatter.section("Other commands"):

@@ -277,7 +277,8 @@ def sections() -> list[tuple[str, list[tuple[str, str]]]]:
     for e in entries():
         by_top.setdefault(e.path.split()[0], []).append(
             (e.path, e.command.get_short_help_str(limit=200)))
-    out, placed = [], set()
+    out: list[tuple[str, list[tuple[str, str]]]] = []
+    placed: set[str] = set()
     for title, names in COMMAND_SECTIONS:
         rows = [r for n in names for r in by_top.get(n, [])]
         placed.update(names)
