@@ -1,5 +1,6 @@
 """The JSON contract, built in one place. Every command's `--json` is a view of one
-Investigation; each carries `"schema": 1`. Keys documented in docs/json.md (and its schemas, docs/json/v1/) never disappear."""
+Investigation; each carries `"schema": 1`. Keys documented in docs/json.md (and its schemas,
+docs/json/v1/) never disappear."""
 
 from __future__ import annotations
 
