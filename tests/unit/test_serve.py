@@ -144,3 +144,62 @@ def test_record_imports_no_web_code(tmp_path: Path) -> None:
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          env=cli_env(), check=True).stdout.strip()
     assert out == "[]"
+
+
+def _local_non_loopback_ip() -> str | None:
+    import socket
+
+    for fam, addr in ((socket.AF_INET, ("192.0.2.255", 9)), (socket.AF_INET6, ("2001:db8::1", 9))):
+        try:
+            with socket.socket(fam, socket.SOCK_DGRAM) as s:
+                s.connect(addr)  # no packet: just asks the kernel for the source address
+                ip = s.getsockname()[0]
+        except OSError:
+            continue
+        if not ip.startswith("127.") and ip != "::1":
+            return ip
+    return None
+
+
+def test_wildcard_listener_answers_this_nodes_names_only() -> None:
+    """`--listen 0.0.0.0:PORT` (the documented non-loopback mode) answers to the machine's
+    own addresses and host name, never to a foreign name or another port."""
+    import socket
+
+    srv = make_server("0.0.0.0", 0, EvidenceBackend(lambda: None), log=lambda _m: None)
+    th = threading.Thread(target=srv.serve_forever, daemon=True)
+    th.start()
+    port = srv.server_address[1]
+    try:
+        ok = [f"127.0.0.1:{port}", f"localhost:{port}", f"{socket.gethostname()}:{port}",
+              f"{socket.gethostname().upper()}:{port}"]
+        ip = _local_non_loopback_ip()
+        if ip:
+            ok.append(f"[{ip}]:{port}" if ":" in ip else f"{ip}:{port}")
+        for host in ok:
+            assert get(port, "/nope", host=host)[0] == 404, host  # past the Host check
+        for host in (f"attacker.example:{port}", f"127.0.0.1:{port + 1}", "127.0.0.1",
+                     f"192.0.2.254:{port}", f"0.0.0.0:{port}", f"127.0.0.1:{port}x",
+                     f"8.8.8.8:{port}"):
+            assert get(port, "/nope", host=host)[0] == 421, host
+    finally:
+        srv.shutdown()
+        srv.server_close()
+
+
+def test_access_log_escapes_control_characters(server: tuple[int, Any]) -> None:
+    import socket
+
+    logs: list[str] = []
+    srv = make_server("127.0.0.1", 0, EvidenceBackend(lambda: None), log=logs.append)
+    th = threading.Thread(target=srv.serve_forever, daemon=True)
+    th.start()
+    try:
+        with socket.create_connection(("127.0.0.1", srv.server_address[1]), timeout=10) as s:
+            s.sendall(b"GET /\x1b]0;pwned\x07\x1b[2J HTTP/1.1\r\nHost: x\r\n\r\n")
+            s.recv(4096)
+    finally:
+        srv.shutdown()
+        srv.server_close()
+    assert logs and not any("\x1b" in m or "\x07" in m for m in logs)
+    assert any("\\x1b]0;pwned" in m for m in logs)

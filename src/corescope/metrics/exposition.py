@@ -86,7 +86,8 @@ def render(blocks: Sequence[Block], openmetrics: bool) -> bytes:
         parts.append("# EOF\n")
     else:
         parts = [s for f, body in blocks for s in (f.text_head, body)]
-    return "".join(parts).encode()
+    # a name from the node (a NIC, a unit) may hold bytes that are not UTF-8: escaped, not fatal
+    return "".join(parts).encode("utf-8", "backslashreplace")
 
 
 def wants_openmetrics(accept: str) -> bool:
@@ -107,5 +108,9 @@ def wants_openmetrics(accept: str) -> bool:
 
 
 def _major(version: str) -> int:
-    head = version.split(".", 1)[0]
-    return int(head) if head.isdigit() else 0
+    """The major version; 0 for anything that is not a few ASCII digits (a client's header:
+    '²' is a digit to str.isdigit and not to int, 5,000 digits are past int's limit)."""
+    head = version.split(".", 1)[0].strip()
+    if not head or len(head) > 9 or not (head.isascii() and head.isdigit()):
+        return 0
+    return int(head)

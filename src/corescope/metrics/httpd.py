@@ -8,14 +8,19 @@ here a scrape is: one wake-up, one recv, a split of the request head, one send.
 
 Only GET and HEAD on one path are answered; anything else gets a short error. Limits keep a
 misbehaving client from holding memory: an 8 KiB request head, 64 connections (the longest
-idle one is closed for a new one), 5 minutes idle.
+idle one is closed for a new one), 5 minutes idle. No client can end the loop: a handler
+that raises is a 500 (logged once per kind of failure), and when the process is out of
+descriptors the longest idle connection is closed for the new one, or, with none to close,
+the listening socket rests a moment instead of waking the loop again at once.
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import selectors
 import socket
+import sys
 import threading
 import time
 from collections.abc import Callable
@@ -24,6 +29,7 @@ from email.utils import formatdate
 MAX_HEAD = 8192
 MAX_CONNECTIONS = 64
 IDLE_S = 300.0  # longer than any sane scrape interval, so Prometheus' connection stays up
+ACCEPT_REST_S = 0.5  # out of descriptors with nothing to evict: stop accepting this long
 
 # (accept header) -> (content type, body); called on the serving thread
 Handler = Callable[[str], tuple[str, bytes]]
@@ -57,7 +63,8 @@ class MetricsServer:
     """Serves `handler` on `path` from `serve_forever` (run it on a thread); `shutdown` stops
     the loop, `server_close` closes every socket. Same calls as socketserver's servers."""
 
-    def __init__(self, host: str, port: int, handler: Handler, path: str = "/metrics") -> None:
+    def __init__(self, host: str, port: int, handler: Handler, path: str = "/metrics",
+                 log: Callable[[str], None] | None = None) -> None:
         family = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0][0]
         self.socket = socket.socket(family, socket.SOCK_STREAM)
         try:
@@ -72,9 +79,13 @@ class MetricsServer:
         self.handler, self.path = handler, path.encode()
         self._sel = selectors.DefaultSelector()
         self._wake_r, self._wake_w = socket.socketpair()
+        self._wake_r.setblocking(False)
         self._stop = threading.Event()
         self._done = threading.Event()
         self._conns: dict[int, _Conn] = {}
+        self._log = log or _stderr
+        self._logged: set[str] = set()
+        self._resting_until = 0.0  # the listening socket is unregistered until then
 
     def serve_forever(self) -> None:
         sel = self._sel
@@ -82,18 +93,39 @@ class MetricsServer:
         sel.register(self._wake_r, selectors.EVENT_READ, None)
         try:
             while not self._stop.is_set():
-                for key, mask in sel.select(timeout=60.0):
-                    if key.fileobj is self.socket:
-                        self._accept()
-                    elif key.fileobj is self._wake_r:
-                        continue
-                    elif mask & selectors.EVENT_WRITE:
-                        self._written(key.data)
-                    else:
-                        self._read(key.data)
+                timeout = 60.0
+                if self._resting_until:
+                    timeout = max(0.0, self._resting_until - time.monotonic())
+                for key, mask in sel.select(timeout=timeout):
+                    try:
+                        self._step(key, mask)
+                    except Exception as exc:  # one connection's failure never ends the loop
+                        self._once(exc)
+                        if isinstance(key.data, _Conn):
+                            self._close(key.data)
                 self._reap_idle()
+                self._wake_accept()
         finally:
             self._done.set()
+
+    def _step(self, key: selectors.SelectorKey, mask: int) -> None:
+        if key.fileobj is self.socket:
+            self._accept()
+        elif key.fileobj is self._wake_r:
+            with contextlib.suppress(OSError):
+                self._wake_r.recv(64)
+        elif mask & selectors.EVENT_WRITE:
+            self._written(key.data)
+        else:
+            self._read(key.data)
+
+    def _once(self, exc: BaseException) -> None:
+        """Log a failure the first time its kind is seen (a client repeating it cannot fill
+        the operator's log)."""
+        kind = f"{type(exc).__name__}: {exc}"[:200]
+        if kind not in self._logged and len(self._logged) < 100:
+            self._logged.add(kind)
+            self._log(f"corescope: metrics: request failed: {kind!r}")
 
     def shutdown(self) -> None:
         self._stop.set()
@@ -118,7 +150,16 @@ class MetricsServer:
             sock, _addr = self.socket.accept()
         except (BlockingIOError, InterruptedError):
             return
-        except OSError:  # out of fds, aborted handshake: drop it, keep serving
+        except OSError as exc:
+            if exc.errno not in (errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM):
+                return  # an aborted handshake: drop it, keep serving
+            # Out of descriptors: the pending connection stays in the backlog and the socket
+            # stays readable, so returning would spin. Free the longest idle connection
+            # (the next wake-up accepts into it), or rest the listening socket.
+            if self._conns:
+                self._close(min(self._conns.values(), key=lambda c: c.last))
+            else:
+                self._rest()
             return
         if len(self._conns) >= MAX_CONNECTIONS:
             self._close(min(self._conns.values(), key=lambda c: c.last))
@@ -126,6 +167,16 @@ class MetricsServer:
         c = _Conn(sock)
         self._conns[c.fd] = c
         self._sel.register(sock, selectors.EVENT_READ, c)
+
+    def _rest(self) -> None:
+        with contextlib.suppress(KeyError, ValueError):
+            self._sel.unregister(self.socket)
+        self._resting_until = time.monotonic() + ACCEPT_REST_S
+
+    def _wake_accept(self) -> None:
+        if self._resting_until and time.monotonic() >= self._resting_until:
+            self._resting_until = 0.0
+            self._sel.register(self.socket, selectors.EVENT_READ, None)
 
     def _read(self, c: _Conn) -> None:
         try:
@@ -177,7 +228,11 @@ class MetricsServer:
         if target.split(b"?", 1)[0] != self.path:
             return _response("404 Not Found", "text/plain; charset=utf-8",
                              b"not found: try /metrics\n", keep, method == b"HEAD"), keep
-        ctype, body = self.handler(accept)
+        try:
+            ctype, body = self.handler(accept)
+        except Exception as exc:  # answered, logged, and the loop goes on
+            self._once(exc)
+            return _error("500 Internal Server Error"), False
         return _response("200 OK", ctype, body, keep, method == b"HEAD"), keep
 
     def _send(self, c: _Conn, data: bytes, keep: bool) -> None:
@@ -221,3 +276,7 @@ class MetricsServer:
         with contextlib.suppress(KeyError, ValueError):
             self._sel.unregister(c.sock)
         c.sock.close()
+
+
+def _stderr(msg: str) -> None:
+    sys.stderr.write(msg.rstrip("\n") + "\n")

@@ -15,6 +15,7 @@ import math
 import os
 import sqlite3
 import struct
+import threading
 import weakref
 from array import array
 from collections.abc import Iterable, Iterator, Sequence
@@ -51,8 +52,23 @@ CREATE INDEX IF NOT EXISTS core_blocks_t1 ON core_blocks (t1);
 BLOCK_SAMPLES = 60
 _MAGIC = b"CS1"
 _HEADER = struct.Struct("<3sBHHd")  # magic, value width, samples, cpus, t0
-_ZC = zstandard.ZstdCompressor(level=12)
-_ZD = zstandard.ZstdDecompressor()
+# zstandard's contexts are not thread-safe (two serve requests decoding at once crashed the
+# process in the C backend): each thread gets its own pair.
+_CODECS = threading.local()
+
+
+def _zc() -> zstandard.ZstdCompressor:
+    c = getattr(_CODECS, "zc", None)
+    if c is None:
+        c = _CODECS.zc = zstandard.ZstdCompressor(level=12)
+    return c
+
+
+def _zd() -> zstandard.ZstdDecompressor:
+    d = getattr(_CODECS, "zd", None)
+    if d is None:
+        d = _CODECS.zd = zstandard.ZstdDecompressor()
+    return d
 
 
 class SeriesFormatError(StoreFault, ValueError):
@@ -143,7 +159,7 @@ def encode_arrays(t: np.ndarray, interval_s: np.ndarray, cpus: np.ndarray, ticks
                   present: np.ndarray) -> bytes:
     """The block of n samples given as arrays (see CoreMatrix; absent cells are ignored)."""
     head, vals = _block_parts(t, interval_s, cpus, ticks, present)
-    return _ZC.compress(head + vals)
+    return _zc().compress(head + vals)
 
 
 def encode_block(samples: list[CoreSample]) -> bytes:
@@ -198,7 +214,7 @@ def _decode_head(raw: bytes) -> _Head:
 def decode_arrays(payload: bytes) -> CoreMatrix:
     """One block as a CoreMatrix; ticks in the block's own (narrowest) unsigned type."""
     try:
-        raw = _ZD.decompress(payload)
+        raw = _zd().decompress(payload)
     except zstandard.ZstdError as exc:
         raise SeriesFormatError(f"corrupt series block: {exc}") from exc
     h = _decode_head(raw)
@@ -233,7 +249,7 @@ def encode_zone(head: bytes, ticks: np.ndarray, present: np.ndarray) -> bytes:
     from corescope.analysis.usage import mode_bounds  # the arithmetic the search uses
 
     b = mode_bounds(np.asarray(ticks).transpose(2, 1, 0), np.asarray(present, bool))
-    return _ZC.compress(head + b.tobytes())
+    return _zc().compress(head + b.tobytes())
 
 
 class ZoneMap(NamedTuple):
@@ -251,7 +267,7 @@ def _unzip_zone(blob: object) -> bytes | None:
     if not isinstance(blob, bytes):
         return None
     try:
-        return _ZD.decompress(blob)
+        return _zd().decompress(blob)
     except zstandard.ZstdError:
         return None
 
@@ -341,7 +357,7 @@ def block_row(t: np.ndarray, interval_s: np.ndarray, cpus: np.ndarray, ticks: np
               present: np.ndarray) -> tuple[float, float, int, bytes, bytes]:
     """(t0, t1, n, payload, zone): a core_blocks row for these samples (see encode_arrays)."""
     head, vals = _block_parts(t, interval_s, cpus, ticks, present)
-    return (float(t[0]), float(t[-1]), len(t), _ZC.compress(head + vals),
+    return (float(t[0]), float(t[-1]), len(t), _zc().compress(head + vals),
             encode_zone(head, ticks, present))
 
 
