@@ -10,7 +10,6 @@ from __future__ import annotations
 import hashlib
 import io
 import json
-import os
 import platform
 import socket
 import tarfile
@@ -23,6 +22,7 @@ from corescope.capture import compat, native
 from corescope.evidence.store import StoreEvidence
 from corescope.investigate.build import CONTEXT_S, PROFILE_BEFORE_S
 from corescope.investigate.model import Window
+from corescope.outfile import write_output
 from corescope.store import census as census_store
 from corescope.store import events as store_events
 
@@ -149,8 +149,4 @@ def write_bundle(b: Bundle, out: Path) -> int:
         import gzip
 
         payload = gzip.compress(payload, 6)
-    fd = os.open(out, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
-    os.fchmod(fd, 0o600)  # an existing file keeps its mode through O_TRUNC: stacks are private
-    with os.fdopen(fd, "wb") as f:
-        f.write(payload)
-    return len(payload)
+    return write_output(out, payload)  # 0600, never through a link: stacks are private

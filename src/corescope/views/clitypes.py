@@ -3,7 +3,6 @@ and the lab's consent and root checks."""
 
 from __future__ import annotations
 
-import errno
 import math
 import os
 import sys
@@ -118,19 +117,16 @@ def emit_json(data: Any) -> None:
     click.echo(json.dumps(data, indent=2, sort_keys=False, default=str))
 
 
-def write_private(path: Path, data: bytes) -> None:
-    """Write an output file only its owner can read (stacks and logs name other users'
-    processes): 0600 even when the file existed, and never through a symlink; exit 2 on an
-    error."""
+def write_private(path: Path, data: bytes) -> int:
+    """Write an output file the user named through corescope.outfile (0600, never through a
+    symlink, replaced whole); exit 2 with the reason on an error. Returns its size."""
+    from corescope.outfile import OutputError, write_output
+
     try:
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC,
-                     0o600)
-        os.fchmod(fd, 0o600)  # O_TRUNC keeps an existing file's mode
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-    except OSError as exc:
-        why = "it is a symlink (not followed)" if exc.errno == errno.ELOOP else exc.strerror
-        fail(f"cannot write {path}: {why or exc}")
+        return write_output(path, data)
+    except OutputError as exc:
+        fail(str(exc))
+        raise
 
 
 def fail(message: str, code: int = EXIT_USAGE) -> NoReturn:

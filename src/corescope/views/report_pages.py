@@ -22,7 +22,7 @@ from corescope.render import report_model
 from corescope.render.report_model import Limits
 from corescope.runner import Runner
 from corescope.store.db import Store
-from corescope.views.clitypes import CliContext, fail
+from corescope.views.clitypes import CliContext, fail, write_private
 from corescope.views.investigation_cli import open_store
 
 RANGE_NODES = 3000  # frames kept in a flame graph the UI asks for
@@ -48,16 +48,11 @@ def page_model(ev: Evidence, inv: Investigation, limits: Limits | None = None,
 
 
 def write_html_report(ev: Evidence, inv: Investigation, output: Path) -> int:
-    """The page as one HTML file (a document to share: the umask decides its mode, as for
-    any file the user writes); returns its size."""
+    """The page as one HTML file, 0600 and never through a link (it carries process names,
+    stacks and kernel lines); returns its size."""
     from corescope.render.html_report import render
 
-    data = render(page_model(ev, inv)).encode()
-    try:
-        output.write_bytes(data)
-    except OSError as exc:
-        fail(f"cannot write {output}: {exc.strerror or exc}")
-    return len(data)
+    return write_private(output, render(page_model(ev, inv)).encode())
 
 
 def store_html_report(obj: CliContext, since: float | None, until: float | None,
