@@ -31,7 +31,7 @@ from urllib.parse import parse_qs, urlsplit
 from corescope.errors import InvalidInput
 from corescope.investigate.window import WindowError
 from corescope.render.page import asset, page
-from corescope.views.term import clean, clean_lines
+from corescope.render.term import clean, clean_lines
 
 MAX_FLAME_S = 3600.0
 MAX_HEATMAP_S = 600.0
