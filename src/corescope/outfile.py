@@ -20,8 +20,10 @@ import secrets
 import stat
 from pathlib import Path
 
+from corescope.errors import NotPermitted
 
-class OutputError(OSError):
+
+class OutputError(NotPermitted, OSError):
     """An output file that could not be written: strerror says why, str() all of it."""
 
     def __str__(self) -> str:

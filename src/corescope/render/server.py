@@ -28,7 +28,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Protocol
 from urllib.parse import parse_qs, urlsplit
 
-from corescope.errors import InvalidInput
+from corescope.errors import CorescopeError, InvalidInput
 from corescope.investigate.window import WindowError
 from corescope.render.page import asset, page
 from corescope.render.term import clean, clean_lines
@@ -58,8 +58,8 @@ class BadRequest(InvalidInput, ValueError):
     pass
 
 
-class Busy(RuntimeError):
-    pass
+class Busy(CorescopeError, RuntimeError):
+    """Too many page builds at once: a 503, try again."""
 
 
 _BOOT = ("\"use strict\";const D=JSON.parse(document.getElementById(\"report-data\")"
