@@ -96,7 +96,8 @@ def test_fifos_devices_and_directories_are_refused_without_blocking(tmp_path: Pa
 def test_report_and_analyze_html_refuse_a_planted_link(tmp_path: Path) -> None:
     from corescope.lab.scenarios import generate
 
-    generate("zombie_chain", tmp_path / "scn", cpus=2, seed=3)
+    exp = generate("zombie_chain", tmp_path / "scn", cpus=2, seed=3)
+    w = [str(exp["window"]["start"]), str(exp["window"]["end"])]
     victim = _victim(tmp_path)
     link = tmp_path / "analyze.html"
     link.symlink_to(victim)
@@ -105,12 +106,12 @@ def test_report_and_analyze_html_refuse_a_planted_link(tmp_path: Path) -> None:
                    str(link), timeout=600)
     assert proc.returncode == 2 and "symlink (not followed)" in proc.stderr, proc.stderr
     assert "Traceback" not in proc.stderr
-    proc = run_cli("report", "--store", str(store), "--since", "0", "--until", "4102444800",
+    proc = run_cli("report", "--store", str(store), "--since", w[0], "--until", w[1],
                    "--html", "-o", str(link), timeout=600)
     assert proc.returncode == 2 and "symlink (not followed)" in proc.stderr, proc.stderr
     assert victim.read_text() == "root only\n" and stat.S_IMODE(victim.stat().st_mode) == 0o600
     out = tmp_path / "ok.html"
-    proc = run_cli("report", "--store", str(store), "--since", "0", "--until", "4102444800",
+    proc = run_cli("report", "--store", str(store), "--since", w[0], "--until", w[1],
                    "--html", "-o", str(out), timeout=600)
     assert proc.returncode in (0, 1), proc.stderr
     assert stat.S_IMODE(out.stat().st_mode) == 0o600 and out.read_text().startswith("<!")
