@@ -80,3 +80,19 @@ def test_the_timeline_says_not_covered_not_no_hot_core(capsys) -> None:  # type:
     out = capsys.readouterr().out
     assert out.count("not covered (no per-core samples from ") == 1, out
     assert "no hot-core episode in the" not in out
+
+
+def test_the_report_json_says_which_incidents_the_core_record_covers() -> None:
+    """The JSON says it too: an empty preceding_episodes under cores_covered false is "not
+    measured", under true "no starved core"."""
+    from corescope.render.json_contract import report_json
+
+    sc = zombie_chain_hour(cpus=4, hot_cpu=2, seconds=1800, resets_at=(600, 1500))
+    sc.samples = [s for s in sc.samples if s.t >= T0 + 900]
+    sc.stacks = [x for x in sc.stacks if x[1] >= T0 + 900]
+    inv = investigate(evidence_of(sc), Window(sc.start, sc.end))
+    resets = [i for i in report_json(inv)["incidents"] if i["event"]["kind"].startswith("nic_")]
+    by_time = sorted(resets, key=lambda i: i["event"]["time"])
+    assert [i["cores_covered"] for i in by_time] == [False, True], by_time
+    assert by_time[0]["preceding_episodes"] == []
+    assert by_time[1]["preceding_episodes"]  # the covered one followed the hot core

@@ -105,10 +105,15 @@ def resolution_json(r: Resolution) -> dict[str, Any]:
     }
 
 
-def incident_json(v: IncidentView) -> dict[str, Any]:
+def incident_json(inv: Investigation, v: IncidentView) -> dict[str, Any]:
+    from corescope.investigate.hypotheses.common import cores_seen_before
+
     inc = v.incident
     d: dict[str, Any] = {
         "event": as_json(inc.event),
+        # false: the per-core record does not reach the correlation window before the event, so
+        # an empty preceding_episodes means "not measured", not "no starved core"
+        "cores_covered": cores_seen_before(inv, v),
         "preceding_episodes": [as_json(p) for p in inc.preceding],
         "related_events": [as_json(e) for e in inc.related],
         "interrupt_map": [as_json(q) for q in v.interrupt_map],
@@ -121,7 +126,7 @@ def incident_json(v: IncidentView) -> dict[str, Any]:
 def report_json(inv: Investigation) -> dict[str, Any]:
     return {
         "schema": SCHEMA,
-        "incidents": [incident_json(v) for v in inv.incidents],
+        "incidents": [incident_json(inv, v) for v in inv.incidents],
         "summary": as_json(inv.correlation),
         "lost_records": inv.lost_records,
         "record_span": None if inv.record_span is None
