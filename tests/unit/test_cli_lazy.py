@@ -152,6 +152,41 @@ def test_cgroup_records_render_without_their_forms_imported_first() -> None:
         {"path": "/a", "dying": 3, "subtree_dying": 5, "live_descendants": 1}]}
 
 
+def test_cgroup_records_render_in_threads_racing_to_load_their_forms() -> None:
+    # serve builds pages in threads: the second thread to meet a cgroup record while the
+    # first is still importing its forms got the record back unconverted (a 500 under load).
+    # The import is slowed so that the two threads overlap on every run.
+    probe = ("import importlib.util, json, sys, threading, time\n"
+             "from corescope.model.cgroups import Location\n"
+             "from corescope.render.records import as_json\n"
+             "NAME = 'corescope.render.records_cgroups'\n"
+             "class Slow:\n"
+             "    def find_spec(self, name, path, target=None):\n"
+             "        if name != NAME:\n"
+             "            return None\n"
+             "        sys.meta_path.remove(self)\n"
+             "        spec = importlib.util.find_spec(name)\n"
+             "        real = spec.loader.exec_module\n"
+             "        def slow(module):\n"
+             "            time.sleep(0.4)\n"
+             "            real(module)\n"
+             "        spec.loader.exec_module = slow\n"
+             "        return spec\n"
+             "sys.meta_path.insert(0, Slow())\n"
+             "out = [None, None]\n"
+             "def run(i):\n"
+             "    out[i] = as_json({'locations': [Location('/a', 3, 5, 1)]})\n"
+             "ts = [threading.Thread(target=run, args=(i,)) for i in range(2)]\n"
+             "ts[0].start(); time.sleep(0.15); ts[1].start()\n"
+             "[t.join() for t in ts]\n"
+             "print(json.dumps(out))\n")
+    proc = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                          env=cli_env(), timeout=60)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    want = {"locations": [{"path": "/a", "dying": 3, "subtree_dying": 5, "live_descendants": 1}]}
+    assert json.loads(proc.stdout) == [want, want]
+
+
 def test_joining_store_and_live_samples_does_not_load_numpy_ma() -> None:
     # np.unique imports numpy.ma (5-8 ms) to ask whether an array is masked; doctor joins
     # the stored matrix with the live samples, and the episode search merges windows

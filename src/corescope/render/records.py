@@ -26,11 +26,13 @@ def as_json(obj: Any) -> Any:
     if isinstance(obj, list | tuple):
         return [as_json(v) for v in obj]
     late = _LATE.get(type(obj).__module__)
-    if late is not None and late not in _registered:
-        # the first record of a late-registered kind: load its forms, then dispatch again
-        _registered.add(late)
+    if late is not None:
+        # the first record of a late-registered kind: load its forms, then dispatch again.
+        # The import system's module lock makes a second thread wait for the first one's
+        # import to finish, so no thread sees the kind before its forms are registered.
         importlib.import_module(late)
-        return as_json(obj)
+        if as_json.dispatch(type(obj)) is not _DEFAULT:
+            return as_json(obj)
     return obj
 
 
@@ -38,7 +40,7 @@ def as_json(obj: Any) -> Any:
 # shows no zombie report (`events --file`) neither defines the cgroup records nor their forms.
 _LATE = {"corescope.model.cgroups": "corescope.render.records_cgroups",
          "corescope.analysis.zombies": "corescope.render.records_cgroups"}
-_registered: set[str] = set()
+_DEFAULT = as_json.dispatch(object)
 
 
 @as_json.register
