@@ -33,10 +33,12 @@ SCHEMA = JSON_SCHEMA
 
 @dataclass(frozen=True)
 class Window:
-    """[start, end] in UTC epoch seconds."""
+    """[start, end] in UTC epoch seconds. `asked`: the window as requested, when it reached
+    far past what the evidence covers and was clipped to it (see investigate.window)."""
 
     start: float
     end: float
+    asked: tuple[float, float] | None = None
 
     @property
     def seconds(self) -> float:

@@ -5,6 +5,13 @@ from __future__ import annotations
 from corescope.errors import InvalidInput
 from corescope.evidence.base import Coverage
 from corescope.investigate.model import Window
+from corescope.timeparse import iso
+
+# A window may reach this far past the evidence unchanged (the default hour on a recording
+# just started, a margin around an incident); beyond it the window is clipped to what the
+# evidence covers, so per-second arrays and per-minute flames grow with the data, never with
+# the request (`--since 0 --until 2100` on a ten-minute store).
+SLACK_S = 3600.0
 
 
 class WindowError(InvalidInput, ValueError):
@@ -32,4 +39,38 @@ def resolve_window(now: float, *, since: float | None = None, until: float | Non
         since = max(0.0, until - back) if until >= 0 else until - back
     if since > until:
         raise WindowError("the window ends before it starts (--since is after --until)")
-    return Window(since, until)
+    return clip_to_coverage(Window(since, until), coverage)
+
+
+def clip_to_coverage(window: Window, coverage: Coverage | None) -> Window:
+    """`window`, with each edge that lies more than SLACK_S beyond what `coverage` reaches
+    moved to the coverage's edge; a window that covers nothing recorded keeps its start and
+    no length. Without coverage (nothing recorded) the window is kept."""
+    lo = coverage.start if coverage is not None else None
+    hi = coverage.end if coverage is not None else None
+    if lo is None or hi is None:
+        return window
+    start, end = window.start, window.end
+    if start < lo - SLACK_S:
+        start = lo
+    if end > hi + SLACK_S:
+        end = hi
+    if (start, end) == (window.start, window.end):
+        return window
+    if end < start:  # the window lies wholly beyond the record: nothing of it is covered
+        end = start = min(max(window.start, lo), window.end)
+    return Window(start, end, (window.start, window.end))
+
+
+def clipped_note(window: Window, coverage: Coverage | None) -> str | None:
+    """What a clipped window says to the user (None when the window was not clipped)."""
+    if window.asked is None or coverage is None or coverage.start is None \
+            or coverage.end is None:
+        return None
+    a, b = window.asked
+    if window.start == window.end:
+        return (f"nothing recorded in the window {iso(a)} – {iso(b)}: the record covers "
+                f"{iso(coverage.start)} – {iso(coverage.end)}")
+    return (f"the window {iso(a)} – {iso(b)} reaches far past the record "
+            f"({iso(coverage.start)} – {iso(coverage.end)}): clipped to "
+            f"{iso(window.start)} – {iso(window.end)}")

@@ -17,13 +17,14 @@ from corescope.evidence.base import Evidence
 from corescope.evidence.store import StoreEvidence
 from corescope.investigate import Investigation, investigate
 from corescope.investigate.build import Options
-from corescope.investigate.window import WindowError, resolve_window
+from corescope.investigate.window import resolve_window
 from corescope.render import report_model
 from corescope.render.report_model import Limits
 from corescope.runner import Runner
 from corescope.store.db import Store
-from corescope.views.clitypes import CliContext, fail, write_private
+from corescope.views.clitypes import CliContext, write_private
 from corescope.views.investigation_cli import open_store
+from corescope.views.windows import window_or_fail
 
 RANGE_NODES = 3000  # frames kept in a flame graph the UI asks for
 
@@ -63,12 +64,7 @@ def store_html_report(obj: CliContext, since: float | None, until: float | None,
     assert store is not None
     ev = StoreEvidence(store, obj.runner)
     try:
-        try:
-            window = resolve_window(time.time() + 1.0, since=since, until=until, last=last,
-                                    default_last=3600.0, coverage=ev.coverage())
-        except WindowError as exc:
-            fail(str(exc))
-        inv = investigate(ev, window, options)
+        inv = investigate(ev, window_or_fail(ev.coverage(), since, until, last), options)
         size = write_html_report(ev, inv, output)
     finally:
         ev.close()

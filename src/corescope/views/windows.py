@@ -11,7 +11,7 @@ import click
 
 from corescope.evidence.base import Coverage
 from corescope.investigate.model import Window
-from corescope.investigate.window import WindowError, resolve_window
+from corescope.investigate.window import WindowError, clipped_note, resolve_window
 from corescope.timeparse import parse_instant, parse_since
 from corescope.views.clitypes import POSITIVE_DURATION, TimeValue, fail
 
@@ -40,9 +40,14 @@ def window_options(default_last: str, last_help: str = "How far back to look.",
 def window_or_fail(coverage: Coverage | None, since: float | None, until: float | None,
                    last: float | None, default_last: float = 3600.0) -> Window:
     """resolve_window, or exit 2 with its reason. The newest second may still be arriving
-    (an event just written), so "now" is a second ahead."""
+    (an event just written), so "now" is a second ahead. A window clipped to the record is
+    said on stderr."""
     try:
-        return resolve_window(time.time() + 1.0, since=since, until=until, last=last,
-                              default_last=default_last, coverage=coverage)
+        window = resolve_window(time.time() + 1.0, since=since, until=until, last=last,
+                                default_last=default_last, coverage=coverage)
     except WindowError as exc:
         fail(str(exc))
+    note = clipped_note(window, coverage)
+    if note is not None:
+        click.echo(f"corescope: {note}", err=True)
+    return window
