@@ -214,6 +214,91 @@ NIC: list[Row] = [
     ("driver-tx-timeout-on-queue", "drivers' ndo_tx_timeout: `TX timeout on queue %u`",
      "[ 10.0] fbnic 0000:01:00.0 eth0: TX timeout on queue 4\n",
      [("nic_tx_timeout", {"queue": 4})]),
+    ("sfc-watchdog-reset", "sfc/efx.c efx_watchdog + efx_common.c efx_reset",
+     "[ 4100.100001] NETDEV WATCHDOG: ens1f0np0 (sfc): transmit queue 2 timed out 5120 ms\n"
+     "[ 4100.100007] sfc 0000:03:00.0 ens1f0np0: TX stuck with port_enabled=1: resetting "
+     "channels\n"
+     "[ 4100.200011] sfc 0000:03:00.0 ens1f0np0: resetting (TX_WATCHDOG)\n"
+     "[ 4101.000020] sfc 0000:03:00.0 ens1f0np0: failed to reset hardware\n",
+     [("nic_tx_timeout", {"queue": 2, "lines": 2}),
+      ("nic_reset", {"stage": "resetting", "reset_type": "TX_WATCHDOG"}),
+      ("nic_reset", {"stage": "failed"})]),
+    ("nfp-ring", "netronome/nfp/nfp_net_common.c nfp_net_tx_timeout",
+     "[ 910.5] nfp 0000:04:00.0 enp4s0np0: TX watchdog timeout on ring: 3\n",
+     [("nic_tx_timeout", {"queue": 3, "iface": "enp4s0np0"})]),
+    ("stmmac-reset", "stmicro/stmmac/stmmac_main.c stmmac_reset_subtask (after dev_watchdog)",
+     "[ 77.010] rk_gmac-dwmac ff540000.ethernet eth0: NETDEV WATCHDOG: CPU: 2: transmit queue 1 "
+     "timed out 5012 ms\n"
+     "[ 77.020] rk_gmac-dwmac ff540000.ethernet eth0: Reset adapter.\n",
+     [("nic_tx_timeout", {"cpu": 2, "queue": 1}), ("nic_reset", {"stage": "resetting"})]),
+    ("be2net-lancer", "emulex/benet/be_main.c be_tx_timeout (Lancer)",
+     "[ 300.1] be2net 0000:04:00.0: TXQ Dump: 0 H: 12 T: 40 used: 28, qid: 0x2\n"
+     "[ 300.2] be2net 0000:04:00.0: Initiating reset due to tx timeout\n"
+     "[ 300.2] be2net 0000:04:00.0: Resetting adapter\n"
+     "[ 310.2] be2net 0000:04:00.0: Reset failed .. Reboot server\n",
+     [("nic_reset", {"stage": "trigger"}), ("nic_reset", {"stage": "resetting"}),
+      ("nic_reset", {"stage": "failed"})]),
+    ("hns3-timeout", "hisilicon/hns3/hns3_enet.c hns3_get_tx_timeo_queue_info + "
+     "hns3pf/hclge_main.c hclge_reset_event",
+     "[ 2600.1] hns3 0000:7d:00.0 eth2: NETDEV WATCHDOG: CPU: 0: transmit queue 3 timed out "
+     "5120 ms\n"
+     "[ 2600.1] hns3 0000:7d:00.0 eth2: queue state: 0x82, delta msecs: 5120\n"
+     "[ 2600.1] hns3 0000:7d:00.0 eth2: tx_timeout count: 1, queue id: 3, SW_NTU: 0x1f, "
+     "SW_NTC: 0x10, napi state: 16\n"
+     "[ 2600.2] hns3 0000:7d:00.0: received reset event, reset type is 5\n"
+     "[ 2600.2] hns3 0000:7d:00.0: PF reset requested\n",
+     [("nic_tx_timeout", {"queue": 3, "timeout_count": 1, "lines": 2}),
+      ("nic_reset", {"stage": "trigger", "reset_level": 5}),
+      ("nic_reset", {"stage": "resetting"})]),
+    ("qede-timeout", "qlogic/qede/qede_main.c qede_tx_timeout (DP_NOTICE `[func:line(name)]`)",
+     "[ 500.0] [qede_tx_timeout:545(ens1f0)]TX timeout on queue 3!\n"
+     "[ 500.0] [qede_tx_log_print:530(ens1f0)]Txq[3]: FW cons [host] 0a1c, SW cons 0a1c, "
+     "SW prod 0a40 [Jiffies 4295120000]\n",
+     [("nic_tx_timeout", {"queue": 3, "iface": "ens1f0"})]),
+    ("bnx2x-crash-dump", "broadcom/bnx2x/bnx2x_main.c bnx2x_panic_dump (BNX2X_ERR prefix)",
+     "Apr  8 17:53:48 h kernel: [ 1150.253698] bnx2x: [bnx2x_stats_update:1233(eth0)]driver "
+     "assert\n"
+     "Apr  8 17:53:48 h kernel: [ 1150.253768] bnx2x: [bnx2x_panic_dump:917(eth0)]begin crash "
+     "dump -----------------\n"
+     "Apr  8 17:53:48 h kernel: [ 1150.253854] bnx2x: [bnx2x_panic_dump:927(eth0)]def_idx(0x46f) "
+     " def_att_idx(0x8)  attn_state(0x0)  spq_prod_idx(0x88) next_stats_cnt(0x457)\n"
+     "Apr  8 17:53:48 h kernel: [ 1150.260000] bnx2x: [bnx2x_panic_dump:1180(eth0)]end crash "
+     "dump -----------------\n",
+     [("nic_reset", {"signal": "crash_dump", "iface": "eth0"})]),
+    ("iavf-pf-reset", "intel/iavf/iavf_virtchnl.c + iavf_main.c iavf_watchdog_task, "
+     "iavf_reset_task",
+     "[ 220.265891] iavf 0000:ca:01.0: Reset indication received from the PF\n"
+     "[ 220.272250] iavf 0000:ca:01.0: Scheduling reset task\n"
+     "[ 220.277217] iavf 0000:ca:01.0: Hardware reset detected\n"
+     "[ 230.300000] iavf 0000:ca:01.0: Reset never finished (0)\n"
+     "[ 230.300100] iavf 0000:ca:01.0: Reset task did not complete, VF disabled\n",
+     [("nic_reset", {"stage": "trigger", "signal": "pf_reset"}),
+      ("nic_reset", {"stage": "resetting"}), ("nic_reset", {"stage": "failed"})]),
+    ("i40evf-reset-warning", "intel/i40evf/i40evf_virtchnl.c (4.x)",
+     "[ 10.0] i40evf 0000:00:05.0: Reset warning received from the PF\n",
+     [("nic_reset", {"signal": "pf_reset"})]),
+    ("i40e-mdd-vf", "intel/i40e/i40e_main.c i40e_handle_mdd_event (VF)",
+     "[ 300.0] i40e 0000:18:00.1: Malicious Driver Detection event 0x02 on TX queue 65 PF "
+     "number 0x01 VF number 0x40\n"
+     "[ 300.0] i40e 0000:18:00.1: TX driver issue detected on VF 0\n"
+     "[ 300.0] i40e 0000:18:00.1: Use PF Control I/F to re-enable the VF\n",
+     [("nic_reset", {"signal": "mdd"})]),
+    ("i40e-old-prefix", "intel/i40e/i40e_main.c (3.x dev_info: netdev name in the message)",
+     "Jun  3 09:03:26 x kernel: i40e 0000:08:00.1: eth9: tx_timeout recovery level 1\n",
+     [("nic_reset", {"recovery_level": 1, "iface": "eth9"})]),
+    ("e1000e-old-prefix", "intel/e1000e/netdev.c (2.6.3x: `e1000e BUS: eth0: `)",
+     "[ 900.0] e1000e 0000:00:19.0: eth0: Detected Hardware Unit Hang:\n"
+     "  TDH                  <5c>\n"
+     "  TDT                  <69>\n"
+     "[ 902.0] e1000e 0000:00:19.0: eth0: Reset adapter\n",
+     [("nic_tx_stall", {"iface": "eth0"}), ("nic_reset", {"iface": "eth0"})]),
+    ("pcnet32-own-line", "amd/pcnet32.c pcnet32_tx_timeout after dev_watchdog",
+     "[ 54.832000] NETDEV WATCHDOG: eth0 (pcnet32): transmit queue 0 timed out\n"
+     "[ 54.832000] pcnet32: eth0: transmit timed out, status 07fb, resetting\n",
+     [("nic_tx_timeout", {"queue": 0, "lines": 2})]),
+    ("mtk-eth-timeout", "mediatek/mtk_eth_soc.c mtk_tx_timeout",
+     "[ 10.0] mtk_soc_eth 1e100000.ethernet eth0: transmit timed out\n",
+     [("nic_tx_timeout", {"iface": "eth0"})]),
 ]
 
 CPU: list[Row] = [
@@ -269,6 +354,17 @@ CPU: list[Row] = [
     ("rcu-rcu-detected-cpu-stall-2.6.32", "kernel/rcutree.c (2.6.32, EL6)",
      "[ 60.0] INFO: RCU detected CPU 2 stall (t=4295098340/10000 jiffies)\n",
      [("rcu_stall", {"cpus": [2]})]),
+    ("nmi-lockup-2.6", "arch/x86/kernel/nmi.c die_nmi (2.6.x)",
+     "[ 40.0] NMI Watchdog detected LOCKUP on CPU 3\n",
+     [("hard_lockup", {"cpu": 3})]),
+    ("rcu-tasks-stall", "kernel/rcu/tasks.h check_all_holdout_tasks (RCU Tasks)",
+     "[ 60.0] INFO: rcu_tasks detected stalls on tasks:\n",
+     [("rcu_stall", {"flavor": "rcu_tasks"})]),
+    ("hung-task-then-panic", "kernel/hung_task.c check_hung_uninterruptible_tasks "
+     "(hung_task_panic=1)",
+     "[ 400.0] INFO: task java:1234 blocked for more than 120 seconds.\n"
+     "[ 400.0] Kernel panic - not syncing: hung_task: blocked tasks\n",
+     [("hung_task", {"pid": 1234, "panic": True, "lines": 2})]),
     ("hung-task", "kernel/hung_task.c check_hung_task",
      "[ 240.0] INFO: task jbd2/sda1-8:345 blocked for more than 120 seconds.\n",
      [("hung_task", {"comm": "jbd2/sda1-8", "pid": 345, "seconds": 120})]),

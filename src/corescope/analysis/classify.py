@@ -55,6 +55,17 @@ _DRIVER_IFACE = re.compile(r"(?P<driver>[a-z][\w-]{0,30}): (?P<iface>[a-z][\w.@-
 _DRIVER_IFACE_COLON = re.compile(
     r"(?P<driver>[a-z][\w-]{0,30}): (?P<iface>(?:eth|en|wl|ib|bond|veth|br|em|p\d)[\w.@-]{0,28}): ")
 
+# 2.6/3.x Intel (and others') dev_printk with the netdev name in the message: `igb 0000:04:00.0:
+# eth3: ...`, `e1000e 0000:00:19.0: eth0: Detected Hardware Unit Hang:`
+_IFACE_AFTER = re.compile(
+    r"(?P<iface>(?:eth|en|em|wl|ib|bond|vlan|br|veth|p\d|nic|lan|wan|cap|ens|enp|eno)"
+    r"[\w.@-]{0,28}): ")
+# bnx2x's BNX2X_ERR and qed/qede's DP_NOTICE: `bnx2x: [bnx2x_panic_dump:917(eth0)]...`,
+# `[qede_tx_timeout:545(ens1f0)]TX timeout on queue 3!` (the function names the driver)
+_FUNC_PREFIX = re.compile(
+    r"(?:(?P<driver>[a-z][\w-]{0,30}): )?\[(?P<func>[a-z][a-z0-9]{1,15})_\w{1,60}:\d{1,6}"
+    r"\((?P<iface>[\w.@-]{1,30})\)\]")
+
 _Handler = Callable[[re.Match[str], dict[str, Any]], str | None]
 
 
@@ -119,8 +130,24 @@ _RULES: list[tuple[str, re.Pattern[str], dict[str, Any]]] = [
         r"tx_timeout recovery level (?P<recovery_level>\d+)"
         r"(?:, (?:txqueue|hung_queue) (?P<queue>\d+))?"), {"stage": "trigger"}),
     ("nic_reset", re.compile(r"tx_timeout recovery unsuccessful"), {"stage": "failed"}),
-    ("nic_reset", re.compile(r"TX driver issue detected.{0,40}?reset issued"),
+    # i40e/ice i40e_handle_mdd_event: malicious driver detection, the PF or the VF is reset
+    # (`TX driver issue detected, PF reset issued`, `... on PF`, `... on VF 3`)
+    ("nic_reset", re.compile(r"TX driver issue detected\b"), {"stage": "trigger", "signal": "mdd"}),
+    # iavf/i40evf: the PF resets the VF (iavf_virtchnl.c, iavf_main.c iavf_watchdog_task /
+    # iavf_reset_task)
+    ("nic_reset", re.compile(r"Reset (?:indication|warning) received from the PF"),
+     {"stage": "trigger", "signal": "pf_reset"}),
+    ("nic_reset", re.compile(r"Hardware reset detected$"), {"stage": "resetting"}),
+    ("nic_reset", re.compile(r"Reset never finished"),
+     {"stage": "failed"}),
+    # hns3 hclge_reset_event: `received reset event, reset type is 5`, then `PF reset requested`
+    ("nic_reset", re.compile(r"received reset event, reset type is (?P<reset_level>\d+)"),
      {"stage": "trigger"}),
+    ("nic_reset", re.compile(r"^(?:\S+ \S+: )?(?:PF|VF|FLR|global|IMP|FUNC|core) reset requested$"),
+     {"stage": "resetting"}),
+    # bnx2x bnx2x_panic_dump (after a TX timeout or a driver assert): recovery follows
+    ("nic_reset", re.compile(r"\]begin crash dump -{4,}"),
+     {"stage": "trigger", "signal": "crash_dump"}),
     # mlx5 health.c / mlx4 catas.c: a fatal device state and its recovery
     ("nic_reset", re.compile(
         r"device's health compromised|Fatal error (?P<fatal_error>\d+) detected"
@@ -135,8 +162,11 @@ _RULES: list[tuple[str, re.Pattern[str], dict[str, Any]]] = [
      {"stage": "failed"}),
     ("nic_reset", re.compile(r"Resetting the device"), {"stage": "resetting"}),
     # e1000/e1000e/igb/igc/ixgbe *_reset_task: `Reset adapter` (e1000e: `... unexpectedly`);
-    # vmxnet3_reset_work: `resetting`
-    ("nic_reset", re.compile(r"(?:^|: )(?:Reset adapter(?: unexpectedly)?|resetting)\s*$"),
+    # stmmac/wx stmmac_reset_subtask: `Reset adapter.`; vmxnet3_reset_work: `resetting`;
+    # sfc efx_reset: `resetting (TX_WATCHDOG)`; be2net be_tx_timeout: `Resetting adapter`
+    ("nic_reset", re.compile(
+        r"(?:^|: )(?:Reset adapter(?: unexpectedly)?\.?|Resetting adapter"
+        r"|resetting(?: \((?P<reset_type>[A-Z][A-Z0-9_ ]{0,30})\))?)\s*$"),
      {"stage": "resetting"}),
     ("nic_reset", re.compile(
         r"Device reset completed successfully(?:, Driver info: (?P<driver_info>[^\n\[]{0,120}))?",
@@ -144,7 +174,10 @@ _RULES: list[tuple[str, re.Pattern[str], dict[str, Any]]] = [
     ("nic_reset",
      re.compile(r"(?:Reset attempt failed|Device reset failed|Can not reset the device"
                 r"|Reset indication didn't turn off|Can't reset secondary PCI bus"
-                r"|rtl_chipcmd_cond == 1 \(loop)"),
+                r"|rtl_chipcmd_cond == 1 \(loop"
+                # sfc efx_reset, be2net be_tx_timeout, cxgb4 t4_fatal_err
+                r"|(?:^|: )failed to reset hardware|Reset failed \.\. Reboot server"
+                r"|encountered fatal error, adapter stopped)"),
      {"stage": "failed"}),
     # --- keep-alive -----------------------------------------------------------------------
     ("nic_keepalive_timeout", re.compile(r"Keep alive watchdog timeout"), {}),
@@ -172,14 +205,22 @@ _RULES: list[tuple[str, re.Pattern[str], dict[str, Any]]] = [
     # gve_tx_timeout: `Timeout on tx queue, N` then `Kicking queue N`
     ("nic_tx_timeout", re.compile(r"Timeout on tx queue, (?P<queue>\d+)|Kicking queue (?P<kq>\d+)"),
      {"format": "driver_tx_timeout"}),
+    # nfp_net_tx_timeout (`TX watchdog timeout on ring: 3`; 4.x: `TX timeout on ring: 3`),
+    # hns3_get_tx_timeo_queue_info, sfc efx_watchdog
+    ("nic_tx_timeout", re.compile(
+        r"TX (?:watchdog )?timeout on ring: (?P<queue>\d+)"
+        r"|tx_timeout count: (?P<timeout_count>\d+), queue id: (?P<kq>\d+)"
+        r"|TX stuck with port_enabled=\d: resetting channels"), {"format": "driver_tx_timeout"}),
     # bnxt `TX timeout detected, starting reset task!`, mlx5 `TX timeout detected`, ENA
     # `Transmit time out`, tg3 `transmit timed out, resetting`, vmxnet3 `tx hang`, ixgbe's
     # `Fake Tx hang detected`
     ("nic_tx_timeout", re.compile(
-        r"TX timeout detected|Transmit time ?out\b|\btransmit timed out, resetting"
+        # old drivers' own `transmit timed out, status 07fb, resetting` (pcnet32, tulip,
+        # natsemi, mtk_eth_soc ...)
+        r"TX timeout detected|Transmit time ?out\b|\btransmit timed out\b"
         r"|(?:^|: )tx hang\s*$|Fake Tx hang detected(?: with timeout of (?P<timeout_s>\d+))?"
         # sky2/atl1c/8139too/... `tx timeout`, e100's `e100_tx_timeout: scb.status=...`
-        r"|(?:^|: )tx timeout\b(?!:? ?\d)|\b[a-z]\w{0,20}?_tx_timeout(?:_task)?\b(?!: \d+\s*$)",
+        r"|(?:^|: |\])tx timeout\b(?!:? ?\d)|\b[a-z]\w{0,20}?_tx_timeout(?:_task)?\b(?!: \d+\s*$)",
         re.I), {"format": "driver_tx_timeout"}),
     # --- CPU stalls -----------------------------------------------------------------------
     ("soft_lockup", re.compile(
@@ -195,13 +236,16 @@ _RULES: list[tuple[str, re.Pattern[str], dict[str, Any]]] = [
         r"(?P<cpu>\d+))", re.I), {"panic": True}),
     ("hard_lockup", re.compile(r"Watchdog detected hard LOCKUP on cpu (?P<cpu>\d+)", re.I), {}),
     ("hard_lockup", re.compile(r"Watchdog CPU:\s?(?P<cpu>\d+) Hard LOCKUP", re.I), {}),
+    # 2.6.x arch/x86/kernel/nmi.c die_nmi: `NMI Watchdog detected LOCKUP on CPU 3`
+    ("hard_lockup", re.compile(r"NMI Watchdog detected LOCKUP on CPU ?(?P<cpu>\d+)"), {}),
     # powerpc's watchdog
     ("hard_lockup", re.compile(r"CPU (?P<cpu>\d+) self-detected hard LOCKUP"), {}),
     ("hard_lockup", re.compile(r"CPU (?P<by>\d+) detected hard LOCKUP on other CPUs "
                                r"(?P<cpus>[\d,-]{1,200})"), {}),
     ("rcu_stall", re.compile(
         r"INFO: (?P<flavor>rcu_\w{1,20}|rcu) (?P<variant>self-detected stall on CPU"
-        r"|detected expedited stalls on CPUs/tasks|detected stalls on CPUs/tasks)"
+        r"|detected expedited stalls on CPUs/tasks|detected stalls on CPUs/tasks"
+        r"|detected stalls on tasks)"
         r"(?::?\s*\{(?P<cpus>[^}]{0,200})\})?"
         r"(?:.{0,40}?detected by (?P<detected_by>\d+))?(?:.{0,40}?t=(?P<jiffies>\d+) jiffies)?"),
      {}),
@@ -215,6 +259,8 @@ _RULES: list[tuple[str, re.Pattern[str], dict[str, Any]]] = [
         r"(?: \(t=\d+/(?P<jiffies>\d+) jiffies\))?"), {}),
     ("rcu_stall", re.compile(r"(?P<flavor>rcu_\w{1,20}) kthread starved for "
                              r"(?P<starved_jiffies>\d+) jiffies"), {"variant": "kthread starved"}),
+    ("hung_task", re.compile(r"Kernel panic - not syncing: hung_task: blocked tasks"),
+     {"panic": True}),
     ("hung_task", re.compile(
         r"INFO: task (?P<comm>[^\n]{0,64}?):(?P<pid>\d+) blocked for more than "
         r"(?P<seconds>\d+) seconds"), {}),
@@ -269,7 +315,8 @@ _KEYWORDS: tuple[str, ...] = (
     "out of memory", "hardware error", "edac", "link", "tx_timeout", "tx hang", "health",
     "internal error", "tx queue", "kicking queue", "killed process", "kill process", "oom-kill:",
     "kthread starved", "machine check", "performing reset", "transmit timed out", "resetting",
-    "reset indication", "chipcmd",
+    "reset indication", "chipcmd", "driver issue", "crash dump", "tx stuck", "fatal error",
+    "reset warning", "reset never", "reset requested", "not syncing",
 )
 
 # userland daemons whose lines may stand in a pasted log without their syslog stamp: never
@@ -290,7 +337,7 @@ def _prefilter(message: str) -> bool:
 
 _STRINGY = {"comm", "reason_text", "driver_info", "flavor", "variant", "scope", "severity",
             "sq", "cq", "sq_cons", "sq_prod", "mcg_status", "status", "edac_driver",
-            "wd_iface", "wd_driver", "iface", "cpus", "verb", "oom_summary"}
+            "wd_iface", "wd_driver", "iface", "cpus", "verb", "oom_summary", "reset_type"}
 
 
 def classify(message: str, meta: Mapping[str, str] | None = None) -> Classification:
@@ -307,6 +354,11 @@ def classify(message: str, meta: Mapping[str, str] | None = None) -> Classificat
         driver, device = pm.group("driver"), pm.group("bus")
         if pm.group("iface"):
             fields["iface"] = pm.group("iface")
+        elif (im := _IFACE_AFTER.match(head, pm.end())) is not None:
+            fields["iface"] = im.group("iface")
+    elif (fm := _FUNC_PREFIX.match(head)) is not None:
+        driver = fm.group("driver") or fm.group("func")
+        fields["iface"] = fm.group("iface")
     kind = "other"
     if _prefilter(message) and not _USERLAND.match(message):
         for rule_kind, pattern, extra in _RULES:

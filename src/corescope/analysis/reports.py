@@ -87,7 +87,8 @@ class _Open:
 
 
 _FAMILY = {"nic_tx_stall": "hang", "hw_error": "hw", "rcu_stall": "rcu", "oom_kill": "oom",
-           "hard_lockup": "lockup", "soft_lockup": "lockup", "nic_tx_timeout": "txto"}
+           "hard_lockup": "lockup", "soft_lockup": "lockup", "hung_task": "lockup",
+           "nic_tx_timeout": "txto"}
 _WINDOW_S = {"hang": 1.0, "hw": 1.0, "rcu": 5.0, "oom": 5.0, "lockup": 10.0, "txto": 0.5,
              "wd": 0.5}
 _WINDOW_N = {"hang": 40, "hw": 40, "rcu": 400, "oom": 2000, "lockup": 400, "txto": 8, "wd": 60}
@@ -187,7 +188,7 @@ class ReportJoiner:
                 return self._merge(o, e, out, {
                     "starved_jiffies": e.fields.get("starved_jiffies")})
             return None
-        if e.kind in ("hard_lockup", "soft_lockup") and e.fields.get("panic"):
+        if e.kind in ("hard_lockup", "soft_lockup", "hung_task") and e.fields.get("panic"):
             o = self._live("lockup", e)
             if o is not None and o.kind == e.kind and "panic" not in o.keys:
                 o.keys.add("panic")
@@ -320,7 +321,7 @@ class ReportJoiner:
             self._open["rcu"] = _Open("rcu", idx, kind, e.time, 0)
         elif kind == "oom_kill":
             e = self._start_oom(e, idx)
-        elif kind in ("hard_lockup", "soft_lockup"):
+        elif kind in ("hard_lockup", "soft_lockup", "hung_task"):
             o = self._open["lockup"] = _Open("lockup", idx, kind, e.time, 0)
             if e.fields.get("panic"):
                 o.keys.add("panic")
