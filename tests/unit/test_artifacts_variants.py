@@ -447,14 +447,29 @@ def test_mpstat_topology_columns(utc) -> None:  # type: ignore[no-untyped-def]
     assert j.kind == "mpstat_json" and not j.diagnostics and len(j.samples) == 2
 
 
-@pytest.mark.parametrize("name", ["dmesg_reltime.txt", "dmesg_delta.txt"])
-def test_dmesg_relative_stamps_are_named_not_imported(name: str) -> None:
-    """Relative stamps cannot be placed: the file is recognised and the reason says why and
-    how to save it instead."""
-    p = _parse(name)
+def test_dmesg_delta_stamps_are_named_not_imported() -> None:
+    """Deltas alone cannot be placed: the file is recognised and the reason says why and how
+    to save it instead."""
+    p = _parse("dmesg_delta.txt")
     assert p.kind == "kernel_log"
     assert p.records == 0
     assert "--time-format iso" in p.diagnostics[0].message
+
+
+def test_dmesg_reltime_is_imported_from_its_minute_lines_saying_the_precision() -> None:
+    """`dmesg --time-format reltime` (= -H/-e without a pager): the lines after a minute line
+    are placed from it plus the deltas; the lines before the first one have no time; a note
+    says the times are exact to the minute only."""
+    p = _parse("dmesg_reltime.txt")
+    assert p.kind == "kernel_log"
+    timed = [r for r in p.kernel if r.wall is not None]
+    assert timed and len(timed) < len(p.kernel)
+    first = timed[0]
+    assert "TX q 5 is paused" in first.message
+    lt = time.localtime(first.wall)
+    assert (lt.tm_mon, lt.tm_mday, lt.tm_hour, lt.tm_min, lt.tm_sec) == (11, 30, 18, 34, 0)
+    assert abs(timed[1].wall - first.wall - 0.001732) < 1e-6
+    assert any("60 s" in n for n in p.notes)
 
 
 def test_perf_reltime_is_named_not_imported() -> None:

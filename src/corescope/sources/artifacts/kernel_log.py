@@ -9,7 +9,9 @@ time. syslog's kern.log carries its own wall clock beside them (`Nov 30 15:34:48
 wall − since-boot over its lines is a boot time, so a kern.log anchors itself (syslog's
 traditional stamp prints no year: the latest year that does not put the line in the future is
 taken). A log without any timestamps (`dmesg --notime`) cannot be placed in time and is not
-recognised."""
+recognised. `dmesg -H`/`-e`/`--time-format reltime` is placed from its minute lines (exact to
+the minute, said in a note); `--time-format delta` alone cannot be placed and is refused with
+the reason."""
 
 from __future__ import annotations
 
@@ -30,8 +32,13 @@ KINDS = ("kernel_log",)
 _RELATIVE = re.compile(r"^\[(?:\s*\+\d+\.\d+|<\s*\d+\.\d+>|[A-Z][a-z]{2}\d{1,2} \d\d:\d\d)\] ",
                        re.MULTILINE)
 _RELATIVE_MSG = ("dmesg's relative timestamps (`dmesg -e`, `-H`, `--time-format reltime` or "
-                 "`delta`) give only the time since the line before: the log cannot be placed "
-                 "in time; save it with `dmesg --time-format iso` (or plain `dmesg`)")
+                 "`delta`) give only the time since the line before, and no line gives the "
+                 "minute (`[Nov30 18:34]`): the log cannot be placed in time; save it with "
+                 "`dmesg --time-format iso` (or plain `dmesg`)")
+_MINUTE_NOTE = ("dmesg -H/-e/reltime times come from its minute lines (`[Nov30 18:34]`), which "
+                "print no seconds: each line is placed up to 60 s before it happened (the "
+                "deltas between lines are exact to the microsecond; the year, which they do "
+                "not print, is the latest that does not put them in the future)")
 
 
 def _relative(sample: str) -> bool:
@@ -62,10 +69,14 @@ def sniff(head: str) -> str | None:
 
 def parse(data: bytes, kind: str, source: str) -> Parsed:
     p = Parsed(kind, source)
-    if _relative(data[:16384].decode("utf-8", errors="replace")):
-        p.diag(_RELATIVE_MSG)
-        return p
     records, diags = parse_saved_log(data, source)
+    if _relative(data[:16384].decode("utf-8", errors="replace")):
+        # placed from the minute lines where the log has them (exact to the minute only);
+        # a log of deltas alone (`--time-format delta`) has nothing to place it by
+        if not any(r.wall is not None for r in records):
+            p.diag(_RELATIVE_MSG)
+            return p
+        p.notes.append(_MINUTE_NOTE)
     p.kernel = records
     for d in diags[:50]:
         p.diag(d.message, d.line)
