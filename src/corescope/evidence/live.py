@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Collection, Iterator
+from collections.abc import Collection, Iterable, Iterator
 from typing import TYPE_CHECKING
 
 from corescope.evidence.base import (
@@ -137,10 +137,18 @@ class LiveEvidence:
             e = self._classified[k] = classify_record(rec, wall)
         return e
 
+    def _joined(self, ks: Iterable[int]) -> list[KernelEvent]:
+        """The records at `ks` (in ring order), classified, the lines of one report joined
+        into the event of its first line as the saved-log reader does (analysis.reports):
+        one machine check is one event here too."""
+        from corescope.analysis.reports import join_reports
+
+        return join_reports(self._event(k) for k in ks)
+
     @property
     def kernel_events(self) -> list[KernelEvent]:
         """Every record of the ring, classified."""
-        return [self._event(k) for k in range(len(self._ring))]
+        return self._joined(range(len(self._ring)))
 
     def read_cgroups(self, now: float | None = None) -> None:
         from corescope.sources import cgroups as cg
@@ -225,8 +233,8 @@ class LiveEvidence:
                held: Collection[tuple[int | None, int | None]] = ()) -> list[KernelEvent]:
         """The ring's events in [t0, t1], but for records whose (seq, usec) is in `held`
         (the store has them): those are neither returned nor classified."""
-        return [self._event(k) for k, (wall, r) in enumerate(self._ring)
-                if t0 <= wall <= t1 and (r.seq, r.usec) not in held]
+        return self._joined(k for k, (wall, r) in enumerate(self._ring)
+                            if t0 <= wall <= t1 and (r.seq, r.usec) not in held)
 
     def event(self, event_id: int) -> KernelEvent | None:
         return None  # live ring records have no stored id
