@@ -1,8 +1,11 @@
 """Text for a terminal: process names, kernel log lines and file contents come from other
 users and from the kernel, so control characters in them must not reach the terminal raw
 (`\\x1b[2J` clears the screen, an OSC sequence retitles the window or writes the clipboard).
-Every human-readable renderer passes untrusted text through `clean` (one field) or prints
-with `echo` (whole lines). Colour decisions go through `use_color` (honours NO_COLOR)."""
+A newline inside a unit or container name would forge a line of its own, and a lone surrogate
+(a name that was not valid UTF-8) would make printing raise. `clean` is the one function that
+makes text safe: every human-readable renderer prints its lines with `echo` (one line each,
+through `clean`), or passes fields through `clean` itself; `clean_lines` is for text that is
+several lines by design (a table). Colour decisions go through `use_color` (honours NO_COLOR)."""
 
 from __future__ import annotations
 
@@ -12,9 +15,12 @@ from typing import IO
 import click
 
 # C0 controls, DEL, C1 controls (0x9b is a one-byte CSI), and the Unicode characters that
-# reorder or break lines (bidi overrides, "Trojan Source"; line/paragraph separators).
+# reorder or break lines (bidi overrides, "Trojan Source"; line/paragraph separators), and
+# surrogates: a file name that was not UTF-8 holds them (os.fsdecode), and so can JSON ("\ud800");
+# no terminal encoding can write them.
 _UNSAFE = [*range(0x00, 0x20), 0x7F, *range(0x80, 0xA0),
-           0x2028, 0x2029, *range(0x202A, 0x202F), *range(0x2066, 0x206A)]
+           0x2028, 0x2029, *range(0x202A, 0x202F), *range(0x2066, 0x206A),
+           *range(0xD800, 0xE000)]
 _NAMED = {0x09: "\\t", 0x0A: "\\n", 0x0D: "\\r"}
 
 
@@ -41,8 +47,9 @@ def clean_lines(text: object) -> str:
 
 
 def echo(text: object = "", err: bool = False) -> None:
-    """click.echo for human-readable output whose text may hold untrusted fields."""
-    click.echo(clean_lines(text), err=err)
+    """One line of human-readable output whose text may hold untrusted fields: a newline in a
+    name is escaped too, so no name can forge a line of its own."""
+    click.echo(clean(text), err=err)
 
 
 def use_color(stream: IO | None = None) -> bool:

@@ -9,12 +9,13 @@ import time
 from dataclasses import replace
 
 from corescope.analysis.zombies import rank_locations
-from corescope.model.cgroups import CgroupLayout, ChurnCount
+from corescope.model.cgroups import CgroupLayout, ChurnCount, RestartRecord
 from corescope.model.common import SensorStatus
 from corescope.sensors.base import Sensor, SensorEnv
 from corescope.sources import cgroups as cg
 from corescope.sources import units
 from corescope.sources.cgwatch import Churn, ChurnWatcher, snapshot_churn
+from corescope.sources.text import valid_record
 from corescope.store import census as census_store
 from corescope.store.db import Store
 
@@ -111,6 +112,10 @@ class CensusSensor(Sensor):
         if interval > 0 and method != "none":
             c = replace(c, churn_interval_s=interval)
         locations = rank_locations(stats, STORED_LOCATIONS) if stats else []
+        # a cgroup named with bytes that are not UTF-8 (a container can make one) is stored
+        # with them escaped: SQLite refuses surrogates, and the census must not fail for it
+        rows = [valid_record(r)[0] for r in rows]
+        locations = [valid_record(loc)[0] for loc in locations]
         census_store.write_census(self.store, c, rows, locations)
         self.churn_seen += sum(r.created + r.removed for r in rows)
         self.env.tap.census(c)
@@ -185,10 +190,21 @@ class RestartSensor(Sensor):
         ev = units.collect(self.env.root, self.env.runner, wall, journal_since=since)
         self._asked(wall, mono)
         # only what ever restarted: a healthy node's hundred services need no history
-        keep = [r for r in ev.records if r.restarts]
+        keep = [valid_restart(r) for r in ev.records if r.restarts]
         if keep:
             census_store.write_restarts(self.store, keep)
             self.env.tap.restarts(keep)
+
+
+def valid_restart(r: RestartRecord) -> RestartRecord:
+    """The record, storable: a name with lone surrogates (not valid UTF-8, or a JSON "\ud800")
+    is kept with them escaped and a note saying so, so one such container cannot fail the
+    write of every other's restarts (SQLite refuses surrogates)."""
+    fixed, bad = valid_record(r)
+    if not bad:
+        return r
+    return replace(fixed, detail={**fixed.detail, "note": "not valid UTF-8: the undecodable "
+                                  "characters are written as \\udcXX escapes"})
 
 
 def build(env: SensorEnv) -> list[Sensor]:

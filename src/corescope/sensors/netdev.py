@@ -13,6 +13,7 @@ from corescope.sensors.base import Sensor, SensorEnv
 from corescope.sources import interrupts as irqs
 from corescope.sources import netdev
 from corescope.sources.ethtool import EthtoolReader
+from corescope.sources.text import valid_record, valid_text
 from corescope.store import events as store_events
 from corescope.store.db import Store
 
@@ -50,6 +51,9 @@ class NetdevSensor(Sensor):
         self._ifaces: list[str] = []
         self._devmap: dict[str, str] = {}
         self._drivers: dict[str, tuple[str | None, str | None]] = {}
+        # an interface's name as stored and shown: a name that is not UTF-8 (os.fsdecode gave
+        # it surrogates, which SQLite refuses) has them escaped; files are read by the real one
+        self._shown: dict[str, str] = {}
         self._links_at: float | None = None
         self._last_rows: dict[str, tuple[dict[str, int], float]] = {}  # iface → (row, wall)
         # files read every tick, kept open (one pread each): the statistics and tx_timeout
@@ -64,9 +68,12 @@ class NetdevSensor(Sensor):
         self._store = store
         ifaces, _ = self._links()
         virtual = len(netdev.list_ifaces(self.env.root)) - len(ifaces)
-        parts = [f"{len(ifaces)} interfaces ({', '.join(ifaces) or 'none'}) every "
+        shown = [self._shown[i] for i in ifaces]
+        parts = [f"{len(ifaces)} interfaces ({', '.join(shown) or 'none'}) every "
                  f"{self.interval_s:g}s"
                  + (f" ({virtual} virtual ones without a device not read)" if virtual else "")]
+        parts += [f"interface name {self._shown[i]} is not valid UTF-8: stored with the "
+                  "undecodable bytes escaped" for i in ifaces if self._shown[i] != i]
         if self._ethtool is None:
             parts.append("driver counters (ethtool -S) are read from the live kernel only: "
                          "not measured under --root")
@@ -75,7 +82,7 @@ class NetdevSensor(Sensor):
                 stats, why = netdev.read_ethtool(self._ethtool, iface)
                 if stats is None:
                     self._no_ethtool[iface] = ETHTOOL_RETRY_TICKS
-                    parts.append(why)
+                    parts.append(valid_text(why))
         try:
             self._prev_irq = self._read_irqs(time.monotonic(), ifaces)
         except OSError as exc:
@@ -103,7 +110,8 @@ class NetdevSensor(Sensor):
         else:
             self._no_ethtool[iface] = left - 1
         sys_stats, timeouts = self._sys.read(iface, _SYS_KEEP)
-        return netdev.NicCounters(iface=iface, driver=driver, device=device, ethtool=stats,
+        return netdev.NicCounters(iface=self._shown.get(iface) or valid_text(iface),
+                                  driver=driver, device=device, ethtool=stats,
                                   sys=sys_stats, tx_timeouts=timeouts)
 
     def _links(self) -> tuple[list[str], dict[str, str]]:
@@ -114,7 +122,9 @@ class NetdevSensor(Sensor):
             root = self.env.root
             self._ifaces = netdev.list_ifaces(root, with_device=True)
             self._devmap = irqs.dev_to_iface_map(root)
-            self._drivers = {i: netdev.iface_driver_device(root, i) for i in self._ifaces}
+            self._drivers = {i: _valid_pair(netdev.iface_driver_device(root, i))
+                             for i in self._ifaces}
+            self._shown = {i: valid_text(i) for i in self._ifaces}
             self._links_at = now
             # kept files and cached counter names follow a device or an IRQ, not a name:
             # opened again by name whenever the names are read again
@@ -151,9 +161,9 @@ class NetdevSensor(Sensor):
                 keep = {k: v for k, v in cur.ethtool.items() if k in _KEEP}
                 keep.update({f"sys.{k}": v for k, v in cur.sys.items() if k in _KEEP})
                 keep.update({f"tx-{q}.tx_timeout": v for q, v in cur.tx_timeouts.items()})
-                last = self._last_rows.get(iface)
+                last = self._last_rows.get(cur.iface)  # keyed, as stored, by the shown name
                 if last is None or last[0] != keep or wall - last[1] >= COUNTERS_EVERY_S:
-                    rows[iface] = keep
+                    rows[cur.iface] = keep
         return rows, events
 
     def _rows_stored(self, wall: float, rows: dict[str, dict[str, int]]) -> None:
@@ -178,7 +188,7 @@ class NetdevSensor(Sensor):
         if cur is not None:
             qmap = irqs.live_queue_map(self.env.root, cur, self._prev_irq, set(ifaces), devmap,
                                        self._affinity)
-            snapshot = self._map_due(wall, qmap)
+            snapshot = self._map_due(wall, [valid_record(q)[0] for q in qmap])
             self._prev_irq = cur
         net: tuple[float, dict[int, int], dict[int, int]] | None = None
         if soft is not None:
@@ -223,6 +233,10 @@ class NetdevSensor(Sensor):
             self._last_map, self._last_map_wall = key, wall
             return qmap
         return []
+
+
+def _valid_pair(pair: tuple[str | None, str | None]) -> tuple[str | None, str | None]:
+    return tuple(None if x is None else valid_text(x) for x in pair)  # type: ignore[return-value]
 
 
 def build(env: SensorEnv) -> list[Sensor]:

@@ -1,0 +1,126 @@
+"""Names that are not valid UTF-8 (a NIC named with raw bytes in a --root tree, a container
+whose JSON name holds a lone surrogate) cost only themselves: the record is kept with the
+bad characters escaped and a note, and every other NIC's and container's data goes on being
+stored (SQLite refuses surrogates, so before this one such name failed the whole write, every
+tick). Trees are real directories with real non-UTF-8 file names; the container runtime's
+output is the captured crictl fixture with one name changed."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import time
+from pathlib import Path
+
+import pytest
+from test_netdev_kept import _nic_tree
+
+from conftest import FIXTURES
+from corescope.render import term
+from corescope.rootfs import Root
+from corescope.runner import RecordedRunner
+from corescope.sensors import census as census_mod
+from corescope.sensors.base import RecordOptions, SensorEnv
+from corescope.sensors.census import CensusSensor, RestartSensor
+from corescope.sensors.netdev import NetdevSensor
+from corescope.sources.text import valid_text
+from corescope.store import census as cs
+from corescope.store.db import Store
+
+TOOLS = FIXTURES / "zombies" / "tools"
+BAD_NAMES = [b"eth\xff", b"\xc3(x", b"e\xed\xa0\x80", b"n\x1b[2J\xfe"]
+
+
+def test_valid_text_escapes_only_surrogates() -> None:
+    assert valid_text("ecs-agent ✓") == "ecs-agent ✓"
+    assert valid_text(os.fsdecode(b"eth\xff")) == "eth\\udcff"
+    assert valid_text("a\ud800b") == "a\\ud800b"
+    assert valid_text("a\ud800b").encode("utf-8")
+
+
+@pytest.mark.parametrize("bad", BAD_NAMES)
+def test_nic_sensor_keeps_every_nic_beside_one_not_valid_utf8(tmp_path: Path,
+                                                                bad: bytes) -> None:
+    root = tmp_path / "r"
+    net = _nic_tree(root)
+    # a second NIC, same device layout, named with raw bytes (Linux allows any but / and space)
+    other = os.path.join(os.fsencode(net.parent), bad)
+    shutil.copytree(net, os.fsdecode(other), symlinks=True)
+    os.unlink(os.path.join(other, b"device"))
+    os.symlink(b"../../devices/pci0000:00/0000:00:03.0/virtio2", os.path.join(other, b"device"))
+    env = SensorEnv(Root(root), RecordedRunner({}), tmp_path / "s",
+                    RecordOptions(netdev_interval_s=5.0))
+    sensor = NetdevSensor(env)
+    shown = valid_text(os.fsdecode(bad))
+    with Store.open(tmp_path / "s") as store:
+        status = sensor.open(store)
+        assert status.ok and "not valid UTF-8" in status.detail and shown in status.detail
+        status.detail.encode("utf-8")
+        try:
+            t0 = time.time()
+            sensor.tick(t0, 100.0)
+            (net / "queues/tx-0/tx_timeout").write_text("1\n")
+            with open(os.path.join(other, b"statistics/rx_errors"), "w") as f:
+                f.write("3\n")
+            sensor.tick(t0 + 5, 105.0)
+        finally:
+            sensor.close()
+        rows = {i: json.loads(c) for i, c in
+                store.query("SELECT iface, counters FROM nic_counters WHERE time = ?",
+                            (t0 + 5,))}
+    # both NICs' counters, the bad one under its escaped name
+    assert rows["eth0"]["tx-0.tx_timeout"] == 1
+    assert rows[shown]["sys.rx_errors"] == 3
+
+
+def test_restart_sensor_keeps_every_container_beside_a_lone_surrogate(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("DOCKER_HOST", raising=False)
+    doc = json.loads((TOOLS / "crictl_ps.json").read_text())
+    doc["containers"][0]["metadata"]["name"] = "ecs-\ud800agent\n[fake] line"
+    # json.dumps writes the surrogate as the \ud800 escape, as a runtime's JSON can
+    runner = RecordedRunner({("crictl", "ps"): json.dumps(doc)})
+    env = SensorEnv(Root(), runner, tmp_path / "s", RecordOptions())
+    sensor = RestartSensor(env)
+    sensor.runtime_dirs = ()
+    with Store.open(tmp_path / "s") as store:
+        assert sensor.open(store).ok
+        t0 = 1_800_000_000.0
+        sensor.tick(t0 + 1000, time.monotonic() + census_mod.RESTARTS_REFRESH_S)
+        got = {r.name.rsplit("/", 1)[-1]: r for r in cs.read_restarts(store, t0, t0 + 2000)}
+    bad = "ecs-\\ud800agent\n[fake] line"
+    assert bad in got and "not valid UTF-8" in got[bad].detail["note"]
+    restarted = {c["metadata"]["name"] for c in doc["containers"][1:]
+                 if int(c["annotations"].get("io.kubernetes.container.restartCount", 0))}
+    assert restarted and restarted <= set(got)  # every other container's restarts stored
+    assert all("note" not in got[n].detail for n in restarted)
+    # and shown on one line, nothing raw
+    assert term.clean(bad) == "ecs-\\ud800agent\\n[fake] line"
+
+
+def test_census_sensor_counts_churn_under_a_cgroup_not_valid_utf8(tmp_path: Path) -> None:
+    root_dir = tmp_path / "root"
+    shutil.copytree(FIXTURES / "zombies" / "hybrid", root_dir)
+    env = SensorEnv(Root(root_dir), RecordedRunner({}), tmp_path / "s",
+                    RecordOptions(census_interval_s=2.0))
+    sensor = CensusSensor(env)
+    mem = os.fsencode(root_dir / "sys/fs/cgroup/memory")
+    bad = os.path.join(mem, b"pod\xff\xfe")
+    with Store.open(tmp_path / "s") as store:
+        assert sensor.open(store).ok
+        try:
+            os.mkdir(bad)
+            time.sleep(0.3)  # the watcher adds a watch on the new directory
+            for i in range(3):
+                os.mkdir(os.path.join(bad, b"run-%d" % i))
+                os.rmdir(os.path.join(bad, b"run-%d" % i))
+            (root_dir / "sys/fs/cgroup/memory/good").mkdir()
+            time.sleep(0.6)
+            sensor.tick(time.time(), time.monotonic())
+        finally:
+            sensor.close()
+        assert len(cs.read_censuses(store, 0, time.time() + 1)) == 1
+        churn = {r.parent: r for r in cs.read_churn(store, 0, time.time() + 1)}
+    assert churn["/pod\\udcff\\udcfe"].created == 3
+    assert churn["/"].created == 2
