@@ -29,6 +29,7 @@ def events_from_file(path: Path) -> tuple[list[KernelEvent], list[str], str]:
     # the log's parser and classifier load for --file only: the store holds classified events
     from corescope.analysis.classify import classify_saved_log
     from corescope.rootfs import read_capped
+    from corescope.sources.artifacts.content import as_utf8
     from corescope.sources.kmsg import anchor_clock, parse_saved_log
 
     try:
@@ -37,7 +38,7 @@ def events_from_file(path: Path) -> tuple[list[KernelEvent], list[str], str]:
         data = read_capped(path, MAX_LOG_BYTES, allow_pipe=True)
     except OSError as exc:
         fail(f"cannot read {path}: {exc.strerror or exc}")
-    records, diags = parse_saved_log(data, str(path))
+    records, diags = parse_saved_log(as_utf8(data), str(path))  # UTF-16, a BOM: as analyze
     events, clock = classify_saved_log(records, anchor_clock())
     return events, [str(d) for d in diags[:50]], clock
 

@@ -1,5 +1,6 @@
 """Bytes → the content a parser sees: transparent decompression by magic bytes (gzip, zstd,
-xz, bzip2) with a size cap, binary detection, and kind detection through the registry.
+xz, bzip2) with a size cap, text in UTF-16 or behind a byte order mark made plain UTF-8
+(`as_utf8`), binary detection, and kind detection through the registry.
 Pure: bytes in, bytes or a reason out; nothing raises on content."""
 
 from __future__ import annotations
@@ -9,6 +10,7 @@ import gzip
 import importlib
 import lzma
 import zlib
+from codecs import BOM_UTF8, BOM_UTF16_BE, BOM_UTF16_LE, BOM_UTF32_BE, BOM_UTF32_LE
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
@@ -134,13 +136,68 @@ def _codec(data: bytes) -> tuple[str, Callable[[bytes, int], bytes]] | None:
     return None
 
 
+_BOMS = ((BOM_UTF32_LE, "utf-32-le"), (BOM_UTF32_BE, "utf-32-be"),
+         (BOM_UTF16_LE, "utf-16-le"), (BOM_UTF16_BE, "utf-16-be"))
+
+
+def _utf16_without_bom(head: bytes) -> str | None:
+    """UTF-16 text with no byte order mark (some Windows tools write it): in its first bytes
+    every other byte is NUL, the others printable ASCII (a log's or a JSON document's head)."""
+    head = head[: len(head) & ~1]
+    if len(head) < 8:
+        return None
+    even, odd = head[0::2], head[1::2]
+    if not odd.strip(b"\0") and _ascii_text(even):
+        return "utf-16-le"
+    if not even.strip(b"\0") and _ascii_text(odd):
+        return "utf-16-be"
+    return None
+
+
+def _ascii_text(data: bytes) -> bool:
+    return all(0x20 <= b < 0x7F or b in (9, 10, 13) for b in data)
+
+
+def _mostly_ascii(head: str) -> bool:
+    """Text a node writes (logs, mpstat, JSON) is mostly ASCII in any language; binary read as
+    UTF-16 is mostly CJK and control characters."""
+    ascii_text = sum(1 for ch in head if " " <= ch < "\x7f" or ch in "\t\n\r")
+    return ascii_text * 2 >= len(head)
+
+
+def as_utf8(data: bytes) -> bytes:
+    """Saved text as the parsers read it, UTF-8 with no byte order mark: a UTF-8 BOM is
+    dropped (it would hide a JSON document's first brace or a log line's time), UTF-16 and
+    UTF-32 (as PowerShell's `>` and Out-File save them) are decoded by their BOM, or, without
+    one, UTF-16 when every other byte of the head is NUL. Anything else is returned as is."""
+    if data.startswith(BOM_UTF8):
+        return data[len(BOM_UTF8):]
+    encoding, skip = None, 0
+    for bom, name in _BOMS:
+        if data.startswith(bom):
+            encoding, skip = name, len(bom)
+            break
+    else:
+        encoding = _utf16_without_bom(data[:32])
+    if encoding is None:
+        return data
+    width = 4 if "32" in encoding else 2
+    body = data[skip:]
+    body = body[: len(body) - len(body) % width]  # a truncated last character
+    text = body.decode(encoding, errors="replace")
+    if not _mostly_ascii(text[:4096]):
+        return data  # binary that happens to begin like a BOM: left to the binary check
+    return text.encode("utf-8", errors="replace")
+
+
 def decompress(data: bytes, cap: int) -> Content:
-    """Peel compression layers (by magic bytes) until plain content, within `cap` bytes."""
+    """Peel compression layers (by magic bytes) until plain content, within `cap` bytes;
+    text content comes out as UTF-8 (`as_utf8`)."""
     codecs: list[str] = []
     for _ in range(MAX_LAYERS + 1):
         c = _codec(data)
         if c is None:
-            return Content(data, tuple(codecs))
+            return Content(as_utf8(data), tuple(codecs))
         name, fn = c
         if len(codecs) == MAX_LAYERS:
             return Content(b"", tuple(codecs), f"more than {MAX_LAYERS} compression layers")
