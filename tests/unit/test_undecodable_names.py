@@ -17,6 +17,7 @@ import pytest
 from test_netdev_kept import _nic_tree
 
 from conftest import FIXTURES
+from corescope.model.text import valid_text
 from corescope.render import term
 from corescope.rootfs import Root
 from corescope.runner import RecordedRunner
@@ -24,7 +25,6 @@ from corescope.sensors import census as census_mod
 from corescope.sensors.base import RecordOptions, SensorEnv
 from corescope.sensors.census import CensusSensor, RestartSensor
 from corescope.sensors.netdev import NetdevSensor
-from corescope.sources.text import valid_text
 from corescope.store import census as cs
 from corescope.store.db import Store
 

@@ -11,11 +11,11 @@ from dataclasses import replace
 from corescope.analysis.zombies import rank_locations
 from corescope.model.cgroups import CgroupLayout, ChurnCount, RestartRecord
 from corescope.model.common import SensorStatus
+from corescope.model.text import valid_record
 from corescope.sensors.base import Sensor, SensorEnv
 from corescope.sources import cgroups as cg
 from corescope.sources import units
 from corescope.sources.cgwatch import Churn, ChurnWatcher, snapshot_churn
-from corescope.sources.text import valid_record
 from corescope.store import census as census_store
 from corescope.store.db import Store
 

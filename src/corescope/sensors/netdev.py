@@ -8,12 +8,12 @@ import time
 
 from corescope.model.common import SensorStatus
 from corescope.model.events import KernelEvent, QueueIrq
+from corescope.model.text import valid_record, valid_text
 from corescope.rootfs import KeptFiles
 from corescope.sensors.base import Sensor, SensorEnv
 from corescope.sources import interrupts as irqs
 from corescope.sources import netdev
 from corescope.sources.ethtool import EthtoolReader
-from corescope.sources.text import valid_record, valid_text
 from corescope.store import events as store_events
 from corescope.store.db import Store
 
