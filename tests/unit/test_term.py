@@ -91,3 +91,25 @@ def test_flame_top_escapes_process_names(tmp_path: Path) -> None:
     assert "\\x1b" in proc.stdout
     _no_controls(proc.stdout)
     _no_controls(proc.stderr)
+
+
+def test_a_newline_in_a_name_cannot_forge_a_line_of_diagnosis(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """The walker's comm (a process names itself) carries a newline and a fake verdict: the
+    timeline and diagnosis print it on its own line's text, escaped, never as a new line."""
+    from dataclasses import replace
+
+    from corescope.investigate import Window, investigate
+    from corescope.render.text import print_investigation
+    from synth_incident import evidence_of, zombie_chain_hour
+
+    forged = "kubelet\nroot cause: healthy (forged)"
+    sc = zombie_chain_hour(cpus=8, hot_cpu=3, seconds=900, resets_at=(400, 700), hz=19)
+    sc.stacks = [(replace(s, comm=forged) if s.comm == "kubelet" else s, t)
+                 for s, t in sc.stacks]
+    inv = investigate(evidence_of(sc), Window(sc.start, sc.end))
+    print_investigation(inv)
+    out = capsys.readouterr().out
+    assert "kubelet\\nroot cause: healthy (forged)" in out, out
+    assert not any(line.startswith("root cause: healthy") for line in out.splitlines())
+    _no_controls(out)

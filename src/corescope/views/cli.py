@@ -238,8 +238,11 @@ def main(argv: list[str] | None = None) -> None:
     try:
         cli(args=hoist_global_options(args), prog_name="corescope")
     except CorescopeError as exc:
-        # every deliberate error, of any kind, is its message and its exit code: never a traceback
-        click.echo(f"corescope: {exc}", err=True)
+        # every deliberate error, of any kind, is its message and its exit code: never a
+        # traceback; the message may quote a file's text, so it is cleaned
+        from corescope.render.term import clean
+
+        click.echo(f"corescope: {clean(exc)}", err=True)
         sys.exit(exc.exit_code)
     except Exception as exc:
         # a store that turns out damaged mid-read: say so, never a traceback

@@ -11,6 +11,10 @@ import click
 from corescope.analysis.drift import Difference, DriftReport, diff
 from corescope.model.common import JSON_SCHEMA
 from corescope.model.inventory import Inventory, InventoryError, from_json
+from corescope.model.text import valid_text
+from corescope.render.term import echo
+from corescope.rootfs import read_capped
+from corescope.sources.artifacts.content import as_utf8
 from corescope.views.clitypes import EXIT_FINDINGS, emit_json, fail
 
 KIND_WORDS = {
@@ -59,17 +63,37 @@ def to_json(r: DriftReport, skipped: list[dict[str, str]]) -> dict[str, Any]:
     }
 
 
+MAX_INVENTORY_BYTES = 16 * 1024 * 1024  # a node's inventory is a few kB; 10,000 units < 1 MB
+
+
+def _read_inventory(f: Path, named: bool) -> Inventory:
+    """One inventory file, read capped and only if it is a regular file (a FIFO named x.json
+    in the directory would hang the read, a /dev/zero link fill memory); a file named on the
+    command line may also be a pipe (`<(ssh node corescope inventory --json)`)."""
+    data = as_utf8(read_capped(f, MAX_INVENTORY_BYTES, allow_pipe=named))
+    try:
+        doc = json.loads(data)
+    except RecursionError:
+        raise InventoryError("JSON nested too deeply") from None
+    except UnicodeDecodeError as exc:
+        raise InventoryError(f"not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+    return from_json(doc)
+
+
 def load(paths: tuple[Path, ...]) -> tuple[list[Inventory], list[dict[str, str]]]:
-    files: list[Path] = []
+    files: list[tuple[Path, bool]] = []
     for p in paths:
-        files += sorted(p.glob("*.json")) if p.is_dir() else [p]
+        files += [(f, False) for f in sorted(p.glob("*.json"))] if p.is_dir() else [(p, True)]
     invs: list[Inventory] = []
     skipped: list[dict[str, str]] = []
-    for f in files:
+    for f, named in files:
         try:
-            invs.append(from_json(json.loads(f.read_text(errors="replace"))))
-        except (OSError, ValueError, InventoryError) as exc:
-            skipped.append({"file": str(f), "error": str(exc)[:200]})
+            invs.append(_read_inventory(f, named))
+        except OSError as exc:
+            skipped.append({"file": valid_text(str(f)),
+                            "error": valid_text(exc.strerror or str(exc))[:200]})
+        except (ValueError, InventoryError) as exc:
+            skipped.append({"file": valid_text(str(f)), "error": valid_text(str(exc))[:200]})
     return invs, skipped
 
 
@@ -98,14 +122,14 @@ def fleet_diff(paths: tuple[Path, ...], group_by: str | None, top: int, as_json:
         emit_json(to_json(report, skipped))
     else:
         groups = ", ".join(f"{g} ({n})" for g, n in report.groups.items())
-        click.echo(f"{report.nodes} nodes" + (f" by {report.group_by}: {groups}"
-                                               if report.group_by else "") +
-                   f"; {report.uniform} facts the same everywhere, "
-                   f"{len(report.differences)} differ")
+        # names, units and drivers are the nodes' own text: every line through term.echo
+        echo(f"{report.nodes} nodes" + (f" by {report.group_by}: {groups}"
+                                        if report.group_by else "") +
+             f"; {report.uniform} facts the same everywhere, {len(report.differences)} differ")
         for d in report.differences[:top]:
-            click.echo("  " + sentence(d, report.group_by))
+            echo("  " + sentence(d, report.group_by))
         for s in skipped:
-            click.echo(f"  skipped {s['file']}: {s['error']}", err=True)
+            echo(f"  skipped {s['file']}: {s['error']}", err=True)
     if report.differences:
         raise SystemExit(EXIT_FINDINGS)
 

@@ -6,6 +6,8 @@ from __future__ import annotations
 import click
 
 from corescope.model.inventory import Inventory
+from corescope.model.text import valid_json
+from corescope.render.term import clean
 from corescope.views.clitypes import CliContext, emit_json, fail
 
 
@@ -20,6 +22,9 @@ def parse_labels(items: tuple[str, ...]) -> dict[str, str]:
 
 
 def render_text(inv: Inventory) -> str:
+    """One line per fact, each cleaned as a whole (term.clean): os-release, NIC, driver and
+    unit names are the node's text, and a control character or newline in one must not reach
+    the terminal or forge a line."""
     lines = [f"node {inv.node}" + (" (" + ", ".join(f"{k}={v}" for k, v in
                                                    sorted(inv.labels.items())) + ")"
                                    if inv.labels else ""),
@@ -37,7 +42,7 @@ def render_text(inv: Inventory) -> str:
                      f"failed: {', '.join(inv.units_failed) or 'none'}, "
                      f"restarting: {', '.join(inv.units_restarting) or 'none'}")
     lines += [f"  note: {n}" for n in inv.notes]
-    return "\n".join(lines)
+    return "\n".join(clean(line) for line in lines)
 
 
 @click.command()
@@ -51,7 +56,7 @@ def inventory(obj: CliContext, labels: tuple[str, ...], as_json: bool) -> None:
 
     inv = collect(obj.root, obj.runner, parse_labels(labels))
     if as_json:
-        emit_json(inv.to_json())
+        emit_json(valid_json(inv.to_json()))  # a name not UTF-8: escaped, valid Unicode
     else:
         click.echo(render_text(inv))
 

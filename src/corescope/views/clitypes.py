@@ -130,8 +130,11 @@ def write_private(path: Path, data: bytes) -> int:
 
 
 def fail(message: str, code: int = EXIT_USAGE) -> NoReturn:
-    """Print a clear error and exit with the usage/environment code."""
-    click.echo(f"corescope: {message}", err=True)
+    """Print a clear error and exit with the usage/environment code (the message may name
+    someone else's file or text: cleaned, one line)."""
+    from corescope.render.term import clean
+
+    click.echo(f"corescope: {clean(message)}", err=True)
     sys.exit(code)
 
 

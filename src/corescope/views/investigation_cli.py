@@ -5,13 +5,12 @@ from __future__ import annotations
 
 from collections.abc import Collection
 
-import click
-
 from corescope.evidence.base import Evidence
 from corescope.evidence.store import StoreEvidence
 from corescope.investigate import Investigation, investigate
 from corescope.investigate.build import ALL_PARTS, Options
 from corescope.model.common import SensorStatus
+from corescope.render.term import echo
 from corescope.store.db import DB_NAME, Store, StoreError
 from corescope.store.meta import is_analyzed
 from corescope.views.clitypes import CliContext, fail
@@ -42,7 +41,7 @@ def store_investigation(obj: CliContext, since: float | None, until: float | Non
         inv = investigate(ev, window, options, parts)
         for d in inv.diagnostics:
             if d.source.startswith("store "):  # stored data it had to skip: never silent
-                click.echo(f"corescope: warning: {d}", err=True)
+                echo(f"corescope: warning: {d}", err=True)
         return inv
     finally:
         ev.close()
@@ -68,7 +67,7 @@ def node_evidence(obj: CliContext, *, sample_seconds: float = 0.0, kernel_ring: 
     except StoreError as exc:
         store_status = SensorStatus("store", False, f"{exc}; live read only")
         # said on stderr too: a command that shows only some sensor lines must not hide it
-        click.echo(f"corescope: warning: {exc}; reading the live node only", err=True)
+        echo(f"corescope: warning: {exc}; reading the live node only", err=True)
     if store is not None and (is_analyzed(store) or not now):
         return StoreEvidence(store, obj.runner), []
     live = LiveEvidence(obj.root, obj.runner, history_s=history_s)
