@@ -263,3 +263,28 @@ def test_http_keeps_alive_and_answers_garbage_with_errors() -> None:
         server.server_close()
     thread.join(10)
     assert not thread.is_alive()
+
+
+def test_every_help_says_what_its_series_counts() -> None:
+    """A counter's HELP says what it counts and since when: kernel events include the ring's
+    backlog on a new store's first start (the kmsg sensor imports it and the tap counts it),
+    so it must not claim "since the recorder started"; the thresholds named are the code's."""
+    from corescope.analysis.episodes import DEFAULT_MIN_DURATION, DEFAULT_THRESHOLD
+    from corescope.model.cgroups import DEFAULT_THRESHOLDS as TH
+
+    live = LiveMetrics()
+    # a backlog event from long before this recorder started is counted, as read
+    live.events([KernelEvent(time=time.time() - 86400, kind="nic_reset", raw="old reset",
+                             fields={"iface": "eth0"})])
+    body = exporter.Exposition(live)("")[1].decode()
+    helps = {m.group(1): m.group(2) for m in re.finditer(r"^# HELP (\S+) (.*)$", body, re.M)}
+    assert 'corescope_kernel_events_total{iface="eth0",kind="nic_reset"} 1.0' in body
+    events = helps["corescope_kernel_events_total"]
+    assert "since the recorder started" not in events and "backlog" in events
+    for fam in (exporter.SATURATED, exporter.EPISODES):
+        assert f"{DEFAULT_THRESHOLD:g} %" in fam.text_head
+        assert "since this recorder started" in fam.text_head
+    assert f"{DEFAULT_MIN_DURATION:g} s" in exporter.EPISODES.text_head
+    head = exporter.THRESHOLD.text_head
+    assert f"{TH.max_dying:,}" in head and f"{TH.ratio:g}x live" in head
+    assert f"{TH.ratio_min_dying:,}" in head

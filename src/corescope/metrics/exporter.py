@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from corescope.analysis.episodes import DEFAULT_MIN_DURATION, DEFAULT_THRESHOLD
 from corescope.metrics.exposition import (
     OPENMETRICS_CONTENT_TYPE,
     TEXT_CONTENT_TYPE,
@@ -27,40 +28,51 @@ from corescope.metrics.exposition import (
 )
 from corescope.metrics.httpd import MetricsServer
 from corescope.metrics.live import MODES, LiveMetrics, Snapshot
+from corescope.model.cgroups import DEFAULT_THRESHOLDS
 
+# Each HELP says what its counter counts and since when, from the constants the code uses.
+_TH = DEFAULT_THRESHOLDS
 SATURATED = Family("corescope_cpu_saturated_seconds", "counter",
-                   "Seconds the CPU spent with the mode at or above the episode threshold "
-                   "(90 %).", ("cpu", "mode"))
+                   f"Seconds the CPU spent with the mode at or above the episode threshold "
+                   f"({DEFAULT_THRESHOLD:g} %), since this recorder started.", ("cpu", "mode"))
 EPISODES = Family("corescope_hot_core_episodes", "counter",
-                  "Hot-core episodes: kernel time >= 90 % for >= 2 s, counted when they qualify.",
-                  ("cpu",))
+                  f"Hot-core episodes (kernel time >= {DEFAULT_THRESHOLD:g} % for >= "
+                  f"{DEFAULT_MIN_DURATION:g} s) since this recorder started, counted when they "
+                  "qualify.", ("cpu",))
 WINDOW = Family("corescope_cpu_mode_ratio_max_window_seconds", "gauge",
                 "The trailing window of corescope_cpu_mode_ratio_max.")
 DYING = Family("corescope_memcg_dying", "gauge",
-               "Dying (zombie) memory cgroups the kernel still holds.")
-LIVE = Family("corescope_memcg_live", "gauge", "Live memory cgroups.")
+               "Dying (zombie) memory cgroups the kernel still holds, at the last census.")
+LIVE = Family("corescope_memcg_live", "gauge", "Live memory cgroups, at the last census.")
 GROWTH = Family("corescope_memcg_dying_growth_per_hour", "gauge",
                 "Growth of dying memcgs per hour (Theil-Sen over this boot's censuses, else "
                 "dying / uptime).")
 THRESHOLD = Family("corescope_memcg_dying_threshold", "gauge",
-                   "Dying memcg count that corescope treats as harmful (10,000, or 50x live once "
-                   ">= 1,000).")
+                   f"Dying memcg count that corescope treats as harmful: {_TH.max_dying:,}, or "
+                   f"{_TH.ratio:g}x live when that is lower (but at least "
+                   f"{_TH.ratio_min_dying:,}).")
 CROSSING = Family("corescope_memcg_dying_threshold_projected_timestamp_seconds", "gauge",
                   "When the dying count is projected to cross the threshold (now if already "
                   "crossed).")
 STAT = Family("corescope_stat_read_seconds", "gauge",
               "Median time to read the root memcg stat file.", ("file",))
+# the kmsg sensor's first start on a new store imports what the kernel ring still holds
+# (events since boot), a restart on a kept store only records not stored before: both are
+# counted, as read
 EVENTS = Family("corescope_kernel_events", "counter",
-                "Kernel log and NIC counter events since the recorder started.",
-                ("kind", "iface"))
+                "Kernel log and NIC counter events this recorder read: on a new store's first "
+                "start they include the backlog the kernel ring still held (events since "
+                "boot), after a restart only records not read before.", ("kind", "iface"))
 RESTARTS = Family("corescope_unit_restarts", "counter",
-                  "Restarts of a systemd unit (NRestarts) or container (attempts).",
-                  ("unit", "kind"))
+                  "Restarts of a systemd unit (systemd's NRestarts) or container (the "
+                  "runtime's attempt count), the highest read; only units and containers that "
+                  "restarted.", ("unit", "kind"))
 SENSOR_UP = Family("corescope_sensor_up", "gauge",
-                   "1 when the sensor runs and its last tick succeeded.", ("sensor",))
+                   "1 when the sensor started and its last tick succeeded.", ("sensor",))
 NODE = Family("corescope_node", "info", "This node's kernel, image and layout.")
 DIAGNOSIS = Family("corescope_diagnosis", "gauge",
-                   "1 for the current verdict of `corescope diagnose`.", ("root_cause",))
+                   "1 for the verdict of `corescope diagnose` over the store's last hour "
+                   "(recomputed every minute), 0 for the other causes.", ("root_cause",))
 UNIT_STATE = Family("corescope_unit_state", "gauge",
                     "1 for each enabled, failed or restarting systemd unit.", ("unit", "state"))
 NIC = Family("corescope_nic", "info", "NIC driver and version.")
