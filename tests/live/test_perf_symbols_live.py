@@ -71,11 +71,19 @@ def test_program_deleted_before_the_query_still_resolves(tmp_path: Path) -> None
             # keeps going
             assert wait_for(lambda: any(c.wall_end >= t1 for c in ring.all_chunks(store)), 30)
             exe.unlink()  # the program and its binary are gone before anyone asks
+            # a chunk closes as symbolised text (cheap for the agent); columns come later
+            assert {c.format for c in ring.all_chunks(store)} == {"text"}
             j = _flame(store_dir, t0, t1)
         finally:
             sensor.close()
         chunks = ring.all_chunks(store)
-    assert chunks and all(c.format == "text" for c in chunks), [c.path for c in chunks]
+    # the query turned the chunks it read into columns (see store/profile_columns), while
+    # the recorder kept writing the ring
+    read = [c for c in chunks if c.wall_start < t1 and c.wall_end > t0]
+    assert read and all(c.format == "columns" for c in read), [c.path for c in chunks]
+    assert {c.format for c in chunks} <= {"columns", "text"}
+    again = _flame(store_dir, t0, t1)
+    assert (again["samples"], again["top_functions"]) == (j["samples"], j["top_functions"])
     assert {p.suffix for p in (store_dir / "profiles").iterdir()} <= {".zst"}
     # 2 s at 99 Hz on cpu 1; other sessions' burners may share the core (noisy machine)
     assert j["samples"] >= 30, j
@@ -113,3 +121,8 @@ def test_old_perf_data_chunks_still_read(tmp_path: Path) -> None:
     j = _flame(store_dir, t0, t1)
     assert j["samples"] >= 30, j
     assert TARGET in {f["name"] for f in j["top_functions"]}
+    # the query turned it into columns (perf script once), and they answer the same
+    with Store.open(store_dir) as store:
+        assert [c.format for c in ring.all_chunks(store)] == ["columns"]
+    again = _flame(store_dir, t0, t1)
+    assert (again["samples"], again["top_functions"]) == (j["samples"], j["top_functions"])

@@ -192,10 +192,8 @@ class Profile:
             items = ((f"{comm}-{_pid(pid)}" if with_pid else comm, frames, n)
                      for (comm, pid, frames), n in self.stacks.items())
         for head, frames, n in items:
-            java = head == "java"
-            parts = [_clean(head).replace(" ", "_")]
-            parts.extend(_clean(_java(f.label) if java else f.label) for f in reversed(frames))
-            out[";".join(parts)] += n
+            h = _clean(head).replace(" ", "_")
+            out[f"{h};{_folded_frames(frames, head == 'java')}" if frames else h] += n
         return out
 
     # --- tables --------------------------------------------------------------------------
@@ -262,6 +260,23 @@ def _java(label: str) -> str:
     # stackcollapse-perf.pl's Java tidying, for the process named exactly `java`:
     # `Lorg/mozilla/javascript/ContextFactory;.call` → `org/mozilla/...`
     return label[1:] if label[:1] == "L" and "/" in label else label
+
+
+# a stack's frames as folded text, root first: the same stacks recur in every window (and
+# in a graph and its diff), and frames are interned, so the tuple hashes by identity
+_FOLDED: dict[tuple[tuple[Frame, ...], bool], str] = {}
+_FOLDED_MAX = 200_000
+
+
+def _folded_frames(frames: tuple[Frame, ...], java: bool = False) -> str:
+    key = (frames, java)
+    text = _FOLDED.get(key)
+    if text is None:
+        text = ";".join(_clean(_java(f.label) if java else f.label) for f in reversed(frames))
+        if len(_FOLDED) >= _FOLDED_MAX:
+            _FOLDED.clear()
+        _FOLDED[key] = text
+    return text
 
 
 def _clean(name: str) -> str:

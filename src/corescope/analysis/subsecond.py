@@ -49,6 +49,36 @@ class Heatmap:
             row = min(self.rows - 1, offset_us // (self.row_ms * 1000))
             column[row] += 1
 
+    def add_many(self, ts: Any, idle: Any) -> None:
+        """`add` for arrays of times and idle flags (numpy), in the order given."""
+        import numpy as np  # only the ring's column queries pass arrays
+
+        ts = np.asarray(ts, dtype=np.float64)
+        idle = np.asarray(idle, dtype=bool)
+        ok = np.isfinite(ts)
+        ts, idle = ts[ok], idle[ok]
+        if not ts.size:
+            return
+        if self.start is None:
+            self.start = math.floor(ts[0])
+        self.points += int(ts.size)
+        self.idle_points += int(idle.sum())
+        whole = np.floor(ts)
+        col = (whole - math.floor(self.start)).astype(np.int64)
+        keep = col >= 0
+        for c in np.unique(col[keep]).tolist():
+            if c not in self.cells:
+                self.cells[c] = [0] * self.rows
+        busy = keep & ~idle
+        if not busy.any():
+            return
+        # as `add`: round to microseconds first, then the row
+        offset_us = np.rint((ts[busy] - whole[busy]) * 1_000_000).astype(np.int64)
+        row = np.minimum(self.rows - 1, offset_us // (self.row_ms * 1000))
+        cells, counts = np.unique(col[busy] * self.rows + row, return_counts=True)
+        for cell, n in zip(cells.tolist(), counts.tolist(), strict=True):
+            self.cells[cell // self.rows][cell % self.rows] += n
+
     @property
     def columns(self) -> int:
         if self.start is None:

@@ -114,7 +114,10 @@ class ProfileChunk:
     def format(self) -> str:
         """What the chunk file holds, from its name: "text" (`perf script` text, symbolised
         when the chunk closed, or imported), "folded" (folded stacks, no times) or
-        "perf.data" (raw, from stores written before chunks were symbolised)."""
+        "perf.data" (raw, from stores written before chunks were symbolised) or "columns"
+        (samples as columns, what a chunk becomes when it closes or is first read)."""
+        if self.path.endswith(".cols.zst"):
+            return "columns"
         if self.path.endswith(".perf.zst"):
             return "perf.data"
         if self.path.endswith(".folded.zst"):

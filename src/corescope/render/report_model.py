@@ -100,14 +100,16 @@ def profile_of(stacks: StacksFn, lo: float, hi: float, cpu: int) -> Profile:
     return prof
 
 
-def baseline_of(stacks: StacksFn, cpu: int, lo: float, hi: float, gap: float
-              ) -> tuple[Profile | None, str]:
+def baseline_of(stacks: StacksFn, cpu: int, lo: float, hi: float, gap: float,
+                profile: Callable[[StacksFn, float, float, int], Profile] = profile_of
+                ) -> tuple[Profile | None, str]:
     """The window's baseline, as `flame --diff auto` takes it: same length ending `gap`
-    before; when the evidence does not reach back that far, the stretch just before."""
+    before; when the evidence does not reach back that far, the stretch just before.
+    `profile`: how a window's Profile is made (serve counts the ring's columns)."""
     length = hi - lo
     for b_hi, note in ((lo - gap, f"same length, ending {gap:g} s before"),
                        (lo, "the same length just before (nothing recorded earlier)")):
-        base = profile_of(stacks, b_hi - length, b_hi, cpu)
+        base = profile(stacks, b_hi - length, b_hi, cpu)
         if base.samples:
             return base, note
     return None, "no profile before the window"

@@ -11,6 +11,7 @@ import contextlib
 import dataclasses
 import math
 import os
+import time
 import uuid
 from collections.abc import Iterable
 from pathlib import Path
@@ -158,6 +159,20 @@ def _row(r: tuple) -> ProfileChunk:
                         float(r[6]), float(r[7]), int(r[8]), int(r[9]), int(r[10]), int(r[11]))
 
 
+def chunk_by_id(store: Store, chunk_id: int) -> ProfileChunk | None:
+    rows = store.query(f"SELECT {_COLS} FROM profile_chunks WHERE id = ?", (chunk_id,))
+    return _row(rows[0]) if rows else None
+
+
+def move_chunk(store: Store, chunk: ProfileChunk, path: str, size: int) -> bool:
+    """Point a chunk's row at a new file holding the same samples (a migration); False when
+    the row is gone or already points elsewhere (another reader migrated it first)."""
+    with store.write() as c:
+        cur = c.execute("UPDATE profile_chunks SET path = ?, bytes = ? WHERE id = ? AND "
+                        "path = ?", (path, size, chunk.id, chunk.path))
+        return cur.rowcount == 1
+
+
 def chunks_overlapping(store: Store, wall_start: float, wall_end: float) -> list[ProfileChunk]:
     """Only the chunks whose wall span meets [wall_start, wall_end], oldest first: the index
     makes this O(log ring + answer)."""
@@ -202,11 +217,17 @@ def _delete(store: Store, chunks: list[ProfileChunk]) -> None:
         return
     # index first, then files: a crash in between leaves an orphan file (swept on the next
     # start), never an index row pointing at nothing
+    # the paths are read again with the delete: a query may have migrated a chunk to a new
+    # file (see profile_query.migrate_chunk) since the caller listed it
+    paths = []
     with store.write() as c:
+        for ch in chunks:
+            row = c.execute("SELECT path FROM profile_chunks WHERE id = ?", (ch.id,)).fetchone()
+            paths.append(row[0] if row else ch.path)
         c.executemany("DELETE FROM profile_chunks WHERE id = ?", [(ch.id,) for ch in chunks])
-    for ch in chunks:
+    for path in paths:
         with contextlib.suppress(FileNotFoundError):
-            os.unlink(Path(store.directory) / ch.path)
+            os.unlink(Path(store.directory) / path)
 
 
 def enforce(store: Store, now_wall: float, max_age_s: float, max_bytes: int) -> list[int]:
@@ -236,10 +257,25 @@ def sweep_orphans(store: Store) -> int:
     if not d.is_dir():
         return 0
     known = {Path(r[0]).name for r in store.query("SELECT path FROM profile_chunks")}
+    # a query migrating a chunk writes its column file before the index names it: leave
+    # young ones alone (a killed recorder's raw leftovers go at once)
+    young = time.time() - ORPHAN_AGE_S
     n = 0
     for p in d.iterdir():
-        if p.is_file() and p.name not in known:
+        if p.is_file() and p.name not in known and not (
+                p.name.endswith(COLUMNS_SUFFIX) and _mtime(p) > young):
             with contextlib.suppress(OSError):
                 p.unlink()
                 n += 1
     return n
+
+
+ORPHAN_AGE_S = 600.0
+COLUMNS_SUFFIX = ".cols.zst"  # a column chunk (store/profile_columns.py)
+
+
+def _mtime(p: Path) -> float:
+    try:
+        return p.stat().st_mtime
+    except OSError:
+        return float("inf")

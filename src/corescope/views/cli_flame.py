@@ -8,7 +8,6 @@ import json
 import sys
 import tempfile
 import time
-from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -16,15 +15,15 @@ from typing import Any
 import click
 from click.core import ParameterSource
 
-from corescope.analysis.flame import WEIGHTS, Profile, diff_folded, is_idle
+from corescope.analysis.flame import WEIGHTS, Profile, diff_folded
 from corescope.analysis.flame_report import FlameReport, top_table
 from corescope.analysis.subsecond import Heatmap
 from corescope.errors import InvalidInput
+from corescope.evidence.ring_profile import EventPick, ring_profile
 from corescope.model.common import JSON_SCHEMA, Diagnostic
 from corescope.model.profiles import StackSample
 from corescope.render import pprof, term
 from corescope.sources import perf_import
-from corescope.sources.folded import EVENT as FOLDED_EVENT
 from corescope.store import events as store_events
 from corescope.store import profile_query
 from corescope.store import profiles as ring
@@ -169,16 +168,35 @@ def _resolve_window(obj: CliContext, src: _Source, at: float | None, event: str 
     return at - before, at + after, False
 
 
-def _ring_stream(obj: CliContext, store: Store, lo: float, hi: float, cpu: int | None,
-                 diags: list[Diagnostic], progress: _Progress, whole: bool = False
-                 ) -> tuple[Iterator[tuple[StackSample, float | None]], int, bool]:
-    """The samples, the number of chunks read, and whether their times are UTC."""
-    chunks = ring.all_chunks(store) if whole else ring.chunks_overlapping(store, lo, hi)
-    it = profile_query.ring_samples(store, obj.runner, lo, hi, cpu, diags, progress, chunks,
-                                 whole=whole)
-    timed = [c for c in chunks if not c.untimed]  # folded stacks (and the like) have no clock
-    anchored = bool(timed) and all(c.anchored for c in timed)
-    return ((s, t) for s, t in it), len(chunks), anchored
+class _Query:
+    """One window of the ring: its samples one by one (`stream`, for the formats that keep
+    each sample), or aggregated on the chunks' columns (`profile`)."""
+
+    def __init__(self, obj: CliContext, src: _Source, lo: float, hi: float, cpu: int | None,
+                 diags: list[Diagnostic], progress: _Progress, whole: bool = False) -> None:
+        store = src.store
+        self.args = (store, obj.runner, lo, hi, cpu, diags, progress)
+        self.whole = whole
+        # the temporary store of --perf-script input is read once: not worth migrating
+        self.migrate = not src.offline
+        self.chunks = ring.all_chunks(store) if whole else ring.chunks_overlapping(store, lo,
+                                                                                   hi)
+        timed = [c for c in self.chunks if not c.untimed]  # folded stacks have no clock
+        self.anchored = bool(timed) and all(c.anchored for c in timed)
+
+    def stream(self) -> Iterator[tuple[StackSample, float | None]]:
+        return profile_query.ring_samples(*self.args, self.chunks, whole=self.whole,
+                                          migrate=self.migrate)
+
+    def profile(self, pid: int | None, comm: str | None, include_idle: bool,
+                heat: Heatmap | None = None, *, weight: str = "samples",
+                by_thread: bool = False, pick: EventPick | None = None) -> Profile:
+        try:
+            return ring_profile(*self.args, self.chunks, self.whole, pid=pid, comm=comm,
+                                include_idle=include_idle, heat=heat, migrate=self.migrate,
+                                weight=weight, by_thread=by_thread, pick=pick)
+        except profile_query.NoSuchCpu as exc:
+            fail(str(exc))
 
 
 def _window_stream(obj: CliContext, src: _Source, at: float | None, event: str | None,
@@ -187,20 +205,19 @@ def _window_stream(obj: CliContext, src: _Source, at: float | None, event: str |
                    from_end: bool = False) -> _Window:
     """The window asked for and the ring's samples in it (exit 2 when no chunk covers it)."""
     lo, hi, whole = _resolve_window(obj, src, at, event, before, after, explicit, from_end)
-    stream, nchunks, anchored = _ring_stream(obj, src.store, lo, hi, cpu, diags, progress,
-                                             whole)
-    if nchunks == 0:
+    query = _Query(obj, src, lo, hi, cpu, diags, progress, whole)
+    if not query.chunks:
         _no_chunks(src, lo, hi)
     folded_only = whole and lo == hi == 0.0
     return _Window(None if folded_only else lo, None if folded_only else hi, whole,
-                   "wall" if anchored else "perf", stream, nchunks)
+                   "wall" if query.anchored else "perf", query)
 
 
 class _Window:
     def __init__(self, start: float | None, end: float | None, whole: bool, clock: str,
-                 stream: Iterator[tuple[StackSample, float | None]], chunks: int) -> None:
+                 query: _Query) -> None:
         self.start, self.end, self.whole, self.clock = start, end, whole, clock
-        self.stream, self.chunks = stream, chunks
+        self.query, self.chunks = query, len(query.chunks)
 
 
 def _show(t: float, clock: str) -> str:
@@ -244,44 +261,16 @@ def perf_event_name(event: str | None) -> str | None:
     return event.strip()
 
 
-class EventPick:
-    """One perf event per graph, as stackcollapse-perf.pl draws: the one named, or the first
-    one seen; samples of the others are counted (the JSON lists every event present) but not
-    drawn. Folded stacks carry no event and are always drawn."""
-
-    def __init__(self, name: str | None) -> None:
-        self.asked = name
-        self.chosen: str | None = name
-        self.present: Counter[str] = Counter()
-
-    def keep(self, s: StackSample) -> bool:
-        ev = s.event
-        self.present[ev] += s.count
-        if ev == FOLDED_EVENT:
-            return True
-        if self.chosen is None:
-            self.chosen = ev
-        return ev == self.chosen
-
-    def filter(self, stream: Iterator[tuple[StackSample, float | None]]
-               ) -> Iterator[tuple[StackSample, float | None]]:
-        keep = self.keep
-        return ((s, t) for s, t in stream if keep(s))
-
-
 def _collect(stream: Iterator[tuple[StackSample, float | None]], include_idle: bool,
-             heat: Heatmap | None = None, pp: pprof.Samples | None = None,
-             weight: str = "samples", by_thread: bool = False) -> Profile:
+             pp: pprof.Samples | None = None, weight: str = "samples",
+             by_thread: bool = False) -> Profile:
+    """Sample by sample, for the outputs that keep each one (speedscope, pprof)."""
     prof = Profile(include_idle=include_idle, weight=weight, by_thread=by_thread)
     try:
-        for s, t in stream:
+        for s, _t in stream:
             idle = prof.add(s)
             if pp is not None:
                 pp.add(s, idle if not include_idle else None)
-            if heat is not None:
-                tt = t if t is not None else s.time
-                if tt is not None:
-                    heat.add(tt, idle if not include_idle else is_idle(s))
     except profile_query.NoSuchCpu as exc:
         fail(str(exc))
     return prof
@@ -441,8 +430,13 @@ def register(cli: click.Group, lab: click.Group) -> None:
             win = _window_stream(obj, src, at, event, before, after,
                                  _explicit("before", "after") or diff_at is not None
                                  or absolute, cpu, qdiags, progress, last is not None)
-            prof = _collect(scope.tap(pick.filter(_filtered(win.stream, pid, comm))),
-                            include_idle, pp=pp, weight=weight, by_thread=with_tid)
+            if scope.enabled or pp is not None:  # these keep every sample
+                prof = _collect(scope.tap(pick.filter(_filtered(win.query.stream(), pid,
+                                                                comm))),
+                                include_idle, pp=pp, weight=weight, by_thread=with_tid)
+            else:
+                prof = win.query.profile(pid, comm, include_idle, weight=weight,
+                                         by_thread=with_tid, pick=pick)
             if pick.asked is not None and not pick.present.get(pick.asked):
                 fail(f"--event {pick.asked}: no sample of that perf event in the "
                      f"{'input' if src.offline else 'window'} (events present: "
@@ -461,11 +455,8 @@ def register(cli: click.Group, lab: click.Group) -> None:
                     except TimeParseError as exc:
                         fail(f"--diff: {exc}")
                     b_lo, b_hi, note = b_at - before, b_at + after, "explicit"
-                bstream, _n, _a = _ring_stream(obj, src.store, b_lo, b_hi, cpu, qdiags,
-                                               progress)
-                bpick = EventPick(pick.chosen)
-                baseline = _collect(bpick.filter(_filtered(bstream, pid, comm)), include_idle,
-                                    weight=weight)
+                baseline = _Query(obj, src, b_lo, b_hi, cpu, qdiags, progress).profile(
+                    pid, comm, include_idle, weight=weight, pick=EventPick(pick.chosen))
         finally:
             src.close()
         report = FlameReport(win.start, win.end, win.clock, cpu, prof, baseline, b_lo, b_hi,
@@ -505,8 +496,8 @@ def register(cli: click.Group, lab: click.Group) -> None:
                                  _explicit("before", "after") or absolute, cpu,
                                  [] if src.offline else diags, progress, last is not None)
             heat = Heatmap(start=win.start, end=win.end, row_ms=rows_ms)
-            stream = _filtered(win.stream, pid, comm)
-            _collect(pick.filter(stream) if pick.asked is not None else stream, False, heat)
+            win.query.profile(pid, comm, False, heat,
+                              pick=pick if pick.asked is not None else None)
         finally:
             src.close()
         progress.done()

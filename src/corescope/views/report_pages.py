@@ -11,7 +11,7 @@ from typing import Any
 
 import click
 
-from corescope.analysis.flame import is_idle
+from corescope.analysis.flame import Profile, is_idle
 from corescope.analysis.subsecond import Heatmap
 from corescope.evidence.base import Evidence
 from corescope.evidence.store import StoreEvidence
@@ -101,8 +101,13 @@ class EvidenceBackend:
         ev = self._evidence()
         try:
             heat = Heatmap(start=start, end=end, row_ms=rows_ms)
-            for s, wall in ev.stacks(start, end, cpu, []):
-                heat.add(wall, is_idle(s))
+            from corescope.evidence.ring_profile import ring_profile  # numpy: on demand
+
+            if isinstance(ev, StoreEvidence):  # a histogram of the ring's time column
+                ring_profile(ev.store, ev.runner, start, end, cpu, heat=heat)
+            else:
+                for s, wall in ev.stacks(start, end, cpu, []):
+                    heat.add(wall, is_idle(s))
             data = heat.to_json()
             data["cpu"] = cpu
             return data
@@ -112,10 +117,20 @@ class EvidenceBackend:
     def flame(self, cpu: int | None, start: float, end: float, diff: bool) -> dict[str, Any]:
         ev = self._evidence()
         try:
+            from corescope.evidence.ring_profile import ring_profile  # numpy: on demand
+
             stacks = _stacks(ev)
-            prof = report_model.profile_of(stacks, start, end, cpu)
+            profile = report_model.profile_of
+            if isinstance(ev, StoreEvidence):  # only the range's chunks, counted by stack id
+                store, runner = ev.store, ev.runner
+
+                def profile(_s: report_model.StacksFn, lo: float, hi: float,
+                            cpu: int | None) -> Profile:
+                    return ring_profile(store, runner, lo, hi, cpu)
+
+            prof = profile(stacks, start, end, cpu)
             base, note = (report_model.baseline_of(stacks, cpu, start, end,
-                                                   Limits().baseline_gap_s)
+                                                   Limits().baseline_gap_s, profile)
                           if diff else (None, ""))
             return report_model.flame_entry("range", "range", cpu, start, end, prof,
                                             RANGE_NODES, base, note, baseline_note=note)
