@@ -145,8 +145,10 @@ class PyroscopePusher(Tap):
 
     def push_chunk(self, chunk: ProfileChunk) -> int:
         diags: list[Diagnostic] = []
+        # read as it is: turning it into columns here would put that work in the agent
         stream = profile_query.ring_samples(self.store, self.runner, chunk.wall_start,
-                                         chunk.wall_end, None, diags, None, [chunk])
+                                            chunk.wall_end, None, diags, None, [chunk],
+                                            migrate=False)
         pushes = build_pushes((s for s, _t in stream), self.node, chunk.hz,
                               chunk.wall_start, chunk.wall_end)
         ok = 0
