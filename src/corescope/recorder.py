@@ -4,9 +4,13 @@ Sensors come from the modules in `sensors.SENSOR_MODULES`. A sensor that cannot 
 missing capability) is left out with a message. A sensor whose start fails (it raised: a full
 disk, say) is retried every few seconds; a sensor whose tick fails is reported once and
 retried every tick, never allowed to stop the others. Either way the recorder keeps account
-of what was lost (which sensor, how many ticks, from when to when) in `losses`, so `record`
-can say so and exit non-zero. Retention runs every minute so the store never grows without
-bound.
+of what was lost (which sensor, how many ticks, from when to when) in `losses`, and of
+faults that only delayed data in `faults`, so `record` can say so and exit non-zero.
+Every few seconds it checks that the store it opened is still the one at its path and
+writable (store/watch.py): a store deleted, moved or replaced stops the run (`store_lost`),
+since whatever is written after that is written where nobody reads; files made immutable or
+a read-only filesystem are said when they begin and end, and the sensors' failed writes are
+counted as usual. Retention runs every minute so the store never grows without bound.
 """
 
 from __future__ import annotations
@@ -30,10 +34,12 @@ from corescope.sensors import SENSOR_MODULES
 from corescope.sensors.base import Sensor, SensorEnv
 from corescope.store import retention
 from corescope.store.db import Store, is_corruption
+from corescope.store.watch import UNWRITABLE, StoreProblem, StoreWatch
 from corescope.timeparse import format_duration, iso
 
 RETENTION_EVERY_S = 60.0
 RETRY_START_S = 5.0
+STORE_CHECK_S = 2.0  # a few system calls: see store/watch.py
 
 
 @dataclass
@@ -103,14 +109,25 @@ class Recorder:
         self.statuses: list[SensorStatus] = []
         self.guard = guard
         self.losses: list[str] = []  # what the run lost, one sentence each
+        self.faults: list[str] = []  # what went wrong without losing data (it was delayed)
         self._outages: dict[str, _Outage] = {}
         self._retry: list[Sensor] = []  # sensors whose start failed: retried
         self._order = itertools.count()
         # set when SQLite reports the store damaged: the run stops so the caller can move the
         # store aside and start again on a fresh one
         self.store_corrupt: str | None = None
+        # set when the store at its path is no longer the one opened: the run stops
+        self.store_lost: StoreProblem | None = None
+        self._watch: StoreWatch | None = None
+        self._store_ok_at = time.time()
+        self._unwritable: tuple[float, str] | None = None  # since when, and why
+        self._started_wall = time.time()
 
     def open(self) -> list[SensorStatus]:
+        try:
+            self._watch = StoreWatch(self.store.directory)
+        except OSError as exc:  # not fatal: the store opened, only its watch is missing
+            self.log(f"corescope record: cannot watch the store directory: {exc}")
         active: list[Sensor] = []
         for sensor in self.sensors:
             try:
@@ -149,6 +166,7 @@ class Recorder:
 
     def run(self, duration_s: float | None = None) -> None:
         start = time.monotonic()
+        self._started_wall = self._store_ok_at = time.time()
         deadline = start + duration_s if duration_s else None
         for s in self.sensors:
             s.start_clock(start)
@@ -157,6 +175,7 @@ class Recorder:
         heapq.heapify(queue)
         next_retention = start + RETENTION_EVERY_S
         next_retry = start + RETRY_START_S
+        next_check = start + STORE_CHECK_S
         try:
             while not self.stop_event.is_set():
                 due = queue[0][0] if queue else start + 3600
@@ -180,6 +199,9 @@ class Recorder:
                 if nxt <= now:
                     nxt = due + sensor.interval_s * (1 + int((now - due) // sensor.interval_s))
                 heapq.heappush(queue, (nxt, order, sensor))
+                if now >= next_check:
+                    self._check_store()
+                    next_check = now + STORE_CHECK_S
                 if now >= next_retention:
                     self._retention()
                     self._check_memory()
@@ -213,6 +235,43 @@ class Recorder:
             sensor.start_clock(mono)
             heapq.heappush(queue, (mono + sensor.interval_s, next(self._order), sensor))
 
+    def _check_store(self, closing: bool = False) -> None:
+        """With `closing`, a lost store is said but not kept in `store_lost` (which makes
+        `record` start again on a fresh store): the run is over anyway."""
+        if self._watch is None or self.store_lost is not None:
+            return
+        now = time.time()
+        problem = self._watch.check()
+        if problem is None or problem.kind == UNWRITABLE:
+            self._unwritable_now(problem, now)
+            if problem is None:
+                self._store_ok_at = now
+            return
+        since = f"in place at {iso(self._store_ok_at)}, noticed at {iso(now)}"
+        then = "" if closing else "; stopping"
+        if problem.moved_to is not None:
+            # everything written until the sensors close lands in the moved directory
+            self._fault(f"{problem.message} ({since}); what was recorded is there{then}")
+        else:
+            self._lost(f"{problem.message} ({since}); what was recorded into it since "
+                       f"{iso(self._started_wall)} is gone with it{then}")
+        if not closing:
+            self.store_lost = problem
+            self.stop_event.set()
+
+    def _unwritable_now(self, problem: StoreProblem | None, now: float) -> None:
+        """Say when the store becomes unwritable and when it is writable again (the
+        sensors' own failures say what was lost meanwhile)."""
+        if problem is not None and self._unwritable is None:
+            self._unwritable = (now, problem.message)
+            self.log(f"corescope record: {problem.message}; recording goes on, every write "
+                     "the store refuses is counted")
+        elif problem is None and self._unwritable is not None:
+            since, why = self._unwritable
+            self._unwritable = None
+            self._fault(f"{why}, from {iso(since)} to {iso(now)} "
+                        f"({format_duration(now - since)}); writable again")
+
     def _tick(self, sensor: Sensor, wall: float, mono: float) -> None:
         try:
             sensor.tick(wall, mono)
@@ -228,7 +287,14 @@ class Recorder:
         else:
             outage = self._outages.pop(sensor.name, None)
             if outage is not None:
-                self._lost(self._tick_loss(sensor, outage, wall))
+                self._outage_ended(sensor, outage, wall)
+
+    def _outage_ended(self, sensor: Sensor, outage: _Outage, until: float | None) -> None:
+        message = self._tick_loss(sensor, outage, until)
+        if sensor.tick_failure_loses_data:
+            self._lost(message)
+        else:
+            self._fault(message)
 
     @staticmethod
     def _tick_loss(sensor: Sensor, outage: _Outage, until: float | None) -> str:
@@ -236,12 +302,16 @@ class Recorder:
                 f"({format_duration(until - outage.since)})" if until is not None
                 else f"from {iso(outage.since)} to the end")
         what = ("what it measured then is missing" if sensor.tick_failure_loses_data
-                else "its data was delayed, see below for any that was lost")
+                else "its data was delayed; any that was lost is counted on its own line")
         return (f"sensor {sensor.name}: {outage.failed} ticks failed {span}: {outage.error}; "
                 f"{what}")
 
     def _lost(self, message: str) -> None:
         self.losses.append(message)
+        self.log(f"corescope record: {message}")
+
+    def _fault(self, message: str) -> None:
+        self.faults.append(message)
         self.log(f"corescope record: {message}")
 
     def _close_quietly(self, sensor: Sensor) -> None:
@@ -261,7 +331,7 @@ class Recorder:
         try:
             retention.enforce(self.store, time.time(), opts.retain_s, opts.max_bytes)
         except Exception as exc:
-            if not self._corrupt(exc):
+            if not self._corrupt(exc) and self._unwritable is None:
                 self.log(f"corescope record: retention failed: {exc}")
 
     def _corrupt(self, exc: BaseException) -> bool:
@@ -277,10 +347,20 @@ class Recorder:
     def close(self) -> None:
         for sensor in self.sensors:
             self._close_quietly(sensor)
+        if self._watch is not None:
+            if self.store_lost is None:
+                self._check_store(closing=True)  # a fault since the last check is said too
+            now = time.time()
+            if self._unwritable is not None:
+                since, why = self._unwritable
+                self._fault(f"{why}, from {iso(since)} to the end "
+                            f"({format_duration(now - since)})")
+            self._watch.close()
+            self._watch = None
         for sensor in self.sensors:
             outage = self._outages.pop(sensor.name, None)
             if outage is not None:
-                self._lost(self._tick_loss(sensor, outage, None))
+                self._outage_ended(sensor, outage, None)
             for loss in sensor.losses():
                 self._lost(f"sensor {sensor.name}: {loss}")
         for sensor in self._retry:
@@ -289,6 +369,6 @@ class Recorder:
                        f"{iso(outage.since)}): {outage.error}; nothing it measures was recorded")
         self._retry = []
         self.sensors = []  # close() runs once, even if called again
-        if self.store_corrupt is None:
+        if self.store_corrupt is None and self.store_lost is None:
             self._retention()
         self.stop_event.close()

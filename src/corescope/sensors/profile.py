@@ -13,12 +13,17 @@ from corescope.sensors.base import Sensor, SensorEnv
 from corescope.sources import perf
 from corescope.store import profiles as ring
 from corescope.store.db import Store
-from corescope.timeparse import format_duration
+from corescope.timeparse import format_duration, iso
+
+_LISTED = 5  # dropped chunks named one by one in the end report; the rest are counted
 
 
 class ProfileSensor(Sensor):
     name = "profile"
     interval_s = 5.0
+    # the ring works on its own thread; a failing tick says it is degraded, and losses()
+    # says which chunks were dropped
+    tick_failure_loses_data = False
 
     def __init__(self, env: SensorEnv) -> None:
         super().__init__(env)
@@ -26,6 +31,7 @@ class ProfileSensor(Sensor):
         self._store: Store | None = None
         self._problems: list[str] = []
         self._lock = threading.Lock()
+        self._done: perf.PerfRing | None = None  # the ring, once stopped (for losses)
 
     def open(self, store: Store) -> SensorStatus:
         o = self.env.options
@@ -62,14 +68,37 @@ class ProfileSensor(Sensor):
         print(f"corescope record: profile: {message}", file=sys.stderr, flush=True)
 
     def tick(self, wall: float, mono: float) -> None:
-        # the work happens on the ring's thread; here we only notice that it stopped
-        if self._ring is not None and not self._ring.alive:
+        # the work happens on the ring's thread; here we only notice that it stopped, or
+        # that its chunks cannot be stored (it is shown degraded until one is)
+        if self._ring is None:
+            return
+        if not self._ring.alive:
             raise RuntimeError(self._ring.last_error or "the profile ring stopped")
+        if self._ring.store_error is not None:
+            raise RuntimeError(f"profile chunks cannot be stored: {self._ring.store_error}")
 
     def close(self) -> None:
         if self._ring is not None:
             self._ring.stop()  # finishes and indexes the chunk in progress
+            self._done = self._ring
             self._ring = None
+
+    def losses(self) -> list[str]:
+        ring = self._done
+        if ring is None:
+            return []
+        out = [f"chunk of stacks from {iso(lo)} to {iso(hi)} {why}; dropped"
+               for lo, hi, why in ring.dropped[:_LISTED]]
+        if len(ring.dropped) > _LISTED:
+            rest = ring.dropped[_LISTED:]
+            out.append(f"{len(rest)} more chunks dropped, {iso(rest[0][0])} to "
+                       f"{iso(rest[-1][1])}")
+        if ring.restarts:
+            gap = (f"; no stacks were recorded for {ring.down_s:.1f}s while it was restarted"
+                   if ring.down_s >= 0.05 else "")
+            times = "1 time" if ring.restarts == 1 else f"{ring.restarts} times"
+            out.append(f"perf record died {times} ({ring.last_error}){gap}")
+        return out
 
 
 def build(env: SensorEnv) -> list[Sensor]:

@@ -167,6 +167,12 @@ class PerfRing:
         self.chunks_written = 0
         self.last_error: str | None = None
         self._current: _Running | None = None
+        # what the ring lost, for the recorder's end report: chunks it could not read or
+        # store (wall start, wall end, why), and seconds without a running perf after one died
+        self.dropped: list[tuple[float, float, str]] = []
+        self.down_s = 0.0
+        # why the last chunk could not be stored (cleared by the next one stored)
+        self.store_error: str | None = None
 
     # --- lifecycle -----------------------------------------------------------------------
 
@@ -226,9 +232,11 @@ class PerfRing:
                         continue
                     if self._stop.wait(backoff):
                         cur = None
+                        self.down_s += mono() - now
                         break
                     backoff = min(backoff * 2, 60.0)
                     cur = self._spawn()
+                    self.down_s += cur.own_start - now
                     continue
                 if now - cur.own_start > 2 * self.chunk_s:
                     backoff = 1.0  # it ran a good while: it is healthy again
@@ -293,8 +301,7 @@ class PerfRing:
             dst = r.raw.with_suffix(TEXT_SUFFIX)
             done = symbolise(self.runner, r.raw, r.own_start, own_end, dst, self.perf)
             if isinstance(done, str):
-                self.on_problem(f"chunk {r.raw.name} is unreadable by perf script ({done}); "
-                                "dropped")
+                self._drop(r, own_end, f"unreadable by perf script ({done})")
                 with contextlib.suppress(OSError):
                     dst.unlink()
                 return
@@ -307,10 +314,18 @@ class PerfRing:
             )
             self.on_chunk(chunk)
             self.chunks_written += 1
+            self.store_error = None
         except Exception as exc:
-            self.on_problem(f"could not store chunk {r.raw.name}: {exc}")
+            self.store_error = str(exc)
+            self._drop(r, own_end, f"could not be stored: {exc}")
+            with contextlib.suppress(OSError):
+                r.raw.with_suffix(TEXT_SUFFIX).unlink()
         finally:
             self._discard(r)
+
+    def _drop(self, r: _Running, own_end: float, why: str) -> None:
+        self.dropped.append((r.anchor.to_wall(r.own_start), r.anchor.to_wall(own_end), why))
+        self.on_problem(f"chunk {r.raw.name} {why}; dropped")
 
 
 def time_arg(lo: float, hi: float) -> str:

@@ -23,6 +23,7 @@ from contextlib import contextmanager, suppress
 from pathlib import Path
 
 from corescope.errors import StoreFault
+from corescope.store.watch import unwritable_flag
 
 DB_NAME = "corescope.db"
 
@@ -200,6 +201,10 @@ READER_CHECK_S = 0.25
 READER_UNCHECKED = ("core_blocks",)
 
 
+# connections whose close would have written an immutable mapping (see Store._close_conn)
+_ABANDONED: list[sqlite3.Connection] = []
+
+
 class Store:
     """A handle on the store. Thread-safe: sensors on their own threads share one lock."""
 
@@ -210,6 +215,15 @@ class Store:
         self._depth = 0  # write() nesting on the thread holding the lock
         self.closed = False
         self._pins = 0  # readers that need the connection after close (see pin)
+        # SQLite maps <db>-shm and writes its pages directly: once the file is immutable, a
+        # write into a page the kernel has cleaned is SIGBUS, not an error. Every use checks
+        # its flags first (`check_mapped`), by name inside the directory SQLite opened (a
+        # descriptor on a directory, unlike one on the file, holds no POSIX lock to lose)
+        self._dir_fd = -1
+        with suppress(OSError):
+            self._dir_fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+        # set when close() had to leave the connection open (see close)
+        self.abandoned: str | None = None
 
     @classmethod
     def open(cls, directory: str | Path, create: bool = True) -> Store:
@@ -342,6 +356,16 @@ class Store:
                 raise StoreError(_corrupt_message(self.directory, exc), corrupt=True) from exc
             raise StoreError(f"store at {self.directory} is not usable: {exc}") from exc
 
+    def check_mapped(self) -> None:
+        """Raise StoreError, touching nothing, when SQLite's mapped index cannot be written:
+        one statx (about a microsecond) before each statement, so that an immutable -shm
+        is an error a sensor reports, not a SIGBUS that kills the recorder."""
+        if self._dir_fd >= 0:
+            flag = unwritable_flag(self._dir_fd, DB_NAME + "-shm")
+            if flag is not None:
+                raise StoreError(f"store file {self.directory / (DB_NAME + '-shm')} is {flag} "
+                                 "(chattr): the store cannot be used until it is writable")
+
     def schema_version(self) -> int:
         return int(self.query("PRAGMA user_version")[0][0])
 
@@ -357,6 +381,7 @@ class Store:
             if self._depth:
                 yield from self._nested()
                 return
+            self.check_mapped()
             self.conn.execute("BEGIN IMMEDIATE")
             self._depth = 1
             try:
@@ -389,6 +414,8 @@ class Store:
 
     def query(self, sql: str, params: tuple | list = ()) -> list[tuple]:
         with self.lock:
+            if not self._depth:
+                self.check_mapped()
             return self.conn.execute(sql, params).fetchall()
 
     def size_bytes(self) -> int:
@@ -409,7 +436,27 @@ class Store:
         with self.lock:
             self.closed = True
             if not self._pins:  # else the last unpin closes it
-                self.conn.close()
+                self._close_conn()
+
+    def _close_conn(self) -> None:
+        """Close the connection, unless its mapped index is immutable: SQLite's close
+        checkpoints, writing that mapping (SIGBUS). Then the connection is left open for the
+        process's life (every commit is in the WAL, which the next open replays) and
+        `abandoned` says why."""
+        try:
+            self.check_mapped()
+        except StoreError as exc:
+            self.abandoned = str(exc)
+            _ABANDONED.append(self.conn)
+            # a reference that is never dropped: not even interpreter shutdown closes it
+            import ctypes
+
+            ctypes.pythonapi.Py_IncRef(ctypes.py_object(self.conn))
+        else:
+            self.conn.close()
+        if self._dir_fd >= 0:
+            os.close(self._dir_fd)
+            self._dir_fd = -1
 
     def pin(self) -> None:
         """Keep the connection open past `close` until `unpin`: a matrix read lazily reads
@@ -422,7 +469,7 @@ class Store:
         with self.lock:
             self._pins -= 1
             if self.closed and not self._pins:
-                self.conn.close()
+                self._close_conn()
 
     def __enter__(self) -> Store:
         return self

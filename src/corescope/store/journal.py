@@ -1,11 +1,14 @@
 """The per-core samples' journal: the raw rows of the minute not yet folded into a block.
 
 At 1 Hz, committing each sample to SQLite was the largest part of the recorder's own cost
-(~120 µs a second: the WAL append and its lock calls). The recorder instead copies each raw
-row into `cores.journal` beside the database, a file it keeps mapped MAP_SHARED: a write is a
-memcpy into the page cache, no system call. A process killed with `kill -9` leaves its
-mapped pages in the page cache, so every row it finished writing survives; the row in flight
-is the only one lost, as with a commit in flight before.
+(~120 µs a second: the WAL append and its lock calls). The recorder instead writes each raw
+row into `cores.journal` beside the database with one `pwrite` into blocks allocated when the
+file was made: a copy into the page cache, about a microsecond, no commit. A process killed
+with `kill -9` leaves what it wrote in the page cache, so every row it finished writing
+survives; the row in flight is the only one lost, as with a commit in flight before. (The
+file was once mapped and written by memcpy; but a write into a mapped page of a file made
+immutable, truncated or on a failing disk is SIGBUS, which kills the recorder, where
+`pwrite` returns an error the writer can act on: it then commits rows to SQLite instead.)
 
 Layout (little-endian). Header, 64 bytes: magic `CSJ1`, version (u32), epoch (u32), 0 (u32),
 capacity (u64, the file's size when made). Rows follow, each: size (u32, this row's bytes),
@@ -25,7 +28,7 @@ fold in between then shows as folded in the snapshot (its block there, its rows 
 never as missing.
 
 Power loss (not a kill) is weaker than a commit with synchronous=NORMAL only in degree: the
-kernel writes the mapping back within its dirty-page expiry (30 s by default), and what it
+kernel writes the page cache back within its dirty-page expiry (30 s by default), and what it
 had not written is lost; the crc keeps any half-written row out.
 """
 
@@ -165,7 +168,7 @@ class JournalBusy(StoreFault, OSError):
 
 class JournalWriter:
     """The recorder's side: holds the store directory's lock (one recorder per journal),
-    maps the file and appends rows to it. `create` makes a fresh file of `capacity` bytes for
+    keeps the file open and appends rows to it. `create` makes a fresh file of `capacity` bytes for
     epoch `epoch` (the caller folded the old one's rows first) and replaces the old one with
     a rename, so a reader sees one or the other, never a half-made file."""
 
@@ -174,11 +177,13 @@ class JournalWriter:
         self.path = self.directory / NAME
         self._lock_fd = lock_fd
         self._fd = -1
-        self._map: mmap.mmap | None = None
         self.epoch = 0
         self.rows: list[tuple[float, float, bytes]] = []
         self._pos = HEADER_SIZE
         self._cap = 0
+        # the write that failed (EPERM from an immutable file, say): nothing is written after
+        # it; the rows already written stay in `rows` until a fold stores them
+        self.fault: OSError | None = None
 
     @classmethod
     def lock(cls, directory: Path) -> JournalWriter:
@@ -205,9 +210,8 @@ class JournalWriter:
         try:
             head = bytearray(HEADER_SIZE)
             _HEADER.pack_into(head, 0, MAGIC, VERSION, epoch, 0, capacity)
-            # blocks allocated now, not at a tick (a hole would be filled by a page fault that
-            # can meet a full disk as SIGBUS); on a full disk this raises ENOSPC, where a
-            # write() would come back short and the mapping fail later for an unclear reason
+            # blocks allocated now, not at a tick: a row's write never meets a full disk; on
+            # a full disk this raises ENOSPC at once
             os.posix_fallocate(fd, 0, capacity)
             if os.pwrite(fd, bytes(head), 0) != HEADER_SIZE:
                 raise OSError(errno.ENOSPC, "journal header written short", str(tmp))
@@ -218,44 +222,55 @@ class JournalWriter:
             with suppress(FileNotFoundError):
                 os.unlink(tmp)
             raise
-        self._close_map()
+        self._close_file()
         self._fd = fd
-        self._map = mmap.mmap(fd, capacity, mmap.MAP_SHARED, mmap.PROT_READ | mmap.PROT_WRITE)
-        # touch every page now so a tick never takes the fault
-        for off in range(0, capacity, mmap.PAGESIZE):
-            self._map[off] = self._map[off]
         self.epoch, self.rows, self._pos, self._cap = epoch, [], HEADER_SIZE, capacity
+        self.fault = None
 
     def append(self, t: float, interval_s: float, payload: bytes) -> bool:
-        """Write one row; False (nothing written) when it does not fit. One copy into the
-        mapping: every distinct call costs 5-20 µs on a 1 Hz agent's cold cache."""
+        """Write one row; False (nothing written) when it does not fit or the file cannot be
+        written (`fault` says why). One pwrite: every distinct call costs 5-20 µs on a 1 Hz
+        agent's cold cache."""
         pos = self._pos
         end = pos + ROW_HEAD + len(payload)
-        if end > self._cap or self._map is None:
+        if end > self._cap or self._fd < 0 or self.fault is not None:
             return False
         body = _BODY.pack(self.epoch, 0, t, interval_s) + payload
-        self._map[pos:end] = _PRE.pack(end - pos, zlib.crc32(body)) + body
+        row = _PRE.pack(end - pos, zlib.crc32(body)) + body
+        if not self._write(row, pos):
+            return False
         self.rows.append((t, interval_s, payload))
         self._pos = end
         return True
 
+    def _write(self, data: bytes, pos: int) -> bool:
+        try:
+            done = os.pwrite(self._fd, data, pos)
+        except OSError as exc:
+            self.fault = exc
+            return False
+        if done != len(data):  # a torn row: its crc keeps it out, and nothing follows it
+            self.fault = OSError(errno.EIO, f"journal row written short ({done} of "
+                                 f"{len(data)} bytes)", str(self.path))
+            return False
+        return True
+
     def reset(self) -> None:
-        """Start a new epoch with no rows: call only after a fold committed every row."""
+        """Start a new epoch with no rows: call only after a fold committed every row. On a
+        journal that cannot be written the rows are dropped all the same (the store holds
+        them, and its FOLDED_KEY marks the file's rows as stored)."""
         self.epoch = (self.epoch + 1) & 0xFFFFFFFF
         self.rows, self._pos = [], HEADER_SIZE
-        if self._map is not None:
-            self._map[_EPOCH_AT : _EPOCH_AT + 4] = _EPOCH.pack(self.epoch)
+        if self._fd >= 0 and self.fault is None:
+            self._write(_EPOCH.pack(self.epoch), _EPOCH_AT)
 
-    def _close_map(self) -> None:
-        if self._map is not None:
-            self._map.close()
-            self._map = None
+    def _close_file(self) -> None:
         if self._fd >= 0:
             os.close(self._fd)
             self._fd = -1
 
     def close(self) -> None:
-        self._close_map()
+        self._close_file()
         if self._lock_fd >= 0:
             os.close(self._lock_fd)  # and the lock with it
             self._lock_fd = -1

@@ -396,7 +396,7 @@ class SeriesWriter:
     """Appends samples; folds raw rows into a block every `block_samples` samples.
 
     With `journal_cpus` (the recorder's live path) the raw rows go to the store's journal
-    (store/journal.py: a memcpy, no commit) and the fold commits them; rows from a previous
+    (store/journal.py: one pwrite, no commit) and the fold commits them; rows from a previous
     run's journal or `core_recent` are folded first, each exactly once. Without it (or when
     another recorder holds the journal, or it cannot be made) each row is committed to
     `core_recent` on its own, as before."""
@@ -410,6 +410,9 @@ class SeriesWriter:
         self._journal: journal.JournalWriter | None = None
         # why samples are not journalled, or what was wrong with the last run's journal
         self.journal_note: str | None = None
+        # said once when the journal stops taking rows mid-run (the sensor passes it on)
+        self.notes: list[str] = []
+        self._fault_said = False
         if journal_cpus is not None:
             self._open_journal(journal_cpus)
 
@@ -455,9 +458,16 @@ class SeriesWriter:
         payload = _encode_row(sample)
         j = self._journal
         if j is None or not j.append(sample.t, sample.interval_s, payload):
+            if j is not None and j.fault is not None and not self._fault_said:
+                self._fault_said = True
+                self.journal_note = (f"the journal {j.path} cannot be written "
+                                     f"({j.fault.strerror or j.fault}); each sample is "
+                                     "committed to SQLite instead")
+                self.notes.append(self.journal_note)
             # one statement is its own transaction (the connection is in autocommit mode):
             # as atomic and as durable as BEGIN/INSERT/COMMIT, and two statements fewer
             with self.store.lock:
+                self.store.check_mapped()
                 self._cursor.execute(_APPEND, (sample.t, sample.interval_s, payload))
         self._pending += 1
         if self._pending >= self.block_samples:
@@ -755,6 +765,7 @@ class _Payloads:
             sql = ("SELECT rowid, payload FROM core_blocks WHERE rowid IN "
                    f"({','.join('?' * len(part))})")
             with self.store.lock:
+                self.store.check_mapped()
                 out.update(self.store.conn.execute(sql, part).fetchall())
         return out
 
@@ -936,6 +947,7 @@ def _snapshot(store: Store) -> Iterator[None]:
     between them is seen entirely or not at all. Inside a write: that transaction."""
     own = not store.conn.in_transaction
     if own:
+        store.check_mapped()
         store.conn.execute("BEGIN")
     try:
         yield

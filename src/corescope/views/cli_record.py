@@ -16,8 +16,9 @@ from corescope.sensors.base import RecordOptions, SensorEnv, Tap, Taps
 from corescope.sources.frames import has_frames, load_frames
 from corescope.sources.replay import replay_samples
 from corescope.store import retention
-from corescope.store.db import Store, StoreError, move_aside
+from corescope.store.db import Store, StoreError, ensure_private_dir, move_aside
 from corescope.store.series import InvalidSample, SeriesWriter
+from corescope.store.watch import GONE, REPLACED, StoreProblem
 from corescope.timeparse import format_duration
 from corescope.views.clitypes import (
     BYTES,
@@ -30,6 +31,10 @@ from corescope.views.clitypes import (
 
 MIN_INTERVAL_S = 0.1
 _RESTARTS_ENV = "CORESCOPE_RECORD_STORE_RESTARTS"
+# carried into a `record` started again on a fresh store: the problems the earlier process
+# reported (so the run still ends in exit 1), and the wall time a --duration run ends at
+_EARLIER_ENV = "CORESCOPE_RECORD_EARLIER_PROBLEMS"
+_UNTIL_ENV = "CORESCOPE_RECORD_UNTIL"
 
 
 @click.command()
@@ -103,6 +108,7 @@ def record(obj: CliContext, interval: float, retain: float, max_bytes: int,
         pressure=not no_pressure, pressure_interval_s=pressure_interval,
     )
     listen_at = _check_fleet_options(listen, metrics_max_window, pyroscope_url, no_profile)
+    duration = _remaining(duration)
     try:
         # a corrupt store is moved aside (kept, 0600) and recording starts on a fresh one
         store = Store.open_or_replace(
@@ -163,29 +169,102 @@ def record(obj: CliContext, interval: float, retain: float, max_bytes: int,
         if fleet is not None:
             fleet.close()  # after the sensors: the last chunk is pushed before we go
     store.close()
+    if store.abandoned is not None:
+        click.echo(f"corescope record: {store.abandoned}; the database was left without a "
+                   "checkpoint (its WAL keeps every commit, read on its next open)", err=True)
+    problems = len(rec.losses) + len(rec.faults)
+    lost_before, earlier = _earlier()
+    carried = (len(rec.losses) + lost_before, problems + earlier)
     if rec.store_corrupt is not None:
-        _restart_on_a_fresh_store(obj)
-    if rec.losses:
-        # the details were logged as they happened; exit 1 so a supervisor or script sees it
-        click.echo(f"corescope record: stopped; data was lost ({len(rec.losses)} "
-                   "problems above)", err=True)
-        raise SystemExit(EXIT_FINDINGS)
-    click.echo("corescope record: stopped", err=True)
+        _restart_on_a_fresh_store(obj, carried)
+    if rec.store_lost is not None:
+        _after_store_lost(obj, rec.store_lost, carried)
+    _end_report(len(rec.losses) + lost_before, problems, earlier)
 
 
-def _restart_on_a_fresh_store(obj: CliContext) -> None:
-    """The store went bad under us: move it aside and run this same command again (a new
-    process: every sensor, listener and writer starts clean on the fresh store)."""
-    aside = move_aside(obj.store_dir)
+def _earlier() -> tuple[int, int]:
+    """(losses, problems) the processes this one replaced reported (see _EARLIER_ENV)."""
+    try:
+        lost, problems = (int(x) for x in os.environ.get(_EARLIER_ENV, "0 0").split())
+    except ValueError:
+        return 0, 0
+    return lost, problems
+
+
+def _end_report(losses: int, problems: int, earlier: int) -> None:
+    """The last line; exit 1 when anything was lost or went wrong, here or in the process
+    this one replaced (the details were logged as they happened), so a supervisor or script
+    sees it."""
+    before = (f"; {earlier} more before the store was started again" if earlier else "")
+    if losses:
+        click.echo(f"corescope record: stopped; data was lost ({problems} problems above"
+                   f"{before})", err=True)
+    elif problems or earlier:
+        click.echo(f"corescope record: stopped after faults ({problems} problems above"
+                   f"{before})", err=True)
+    else:
+        click.echo("corescope record: stopped", err=True)
+        return
+    raise SystemExit(EXIT_FINDINGS)
+
+
+def _remaining(duration: float | None) -> float | None:
+    """A --duration run started again on a fresh store ends when the first one would have
+    (the first process notes when that is, for the ones that replace it)."""
+    until = os.environ.get(_UNTIL_ENV)
+    if duration is None:
+        return None
+    if not until:
+        os.environ[_UNTIL_ENV] = repr(time.time() + duration)
+        return duration
+    try:
+        return max(0.5, float(until) - time.time())
+    except ValueError:
+        return duration
+
+
+def _restart_on_a_fresh_store(obj: CliContext, carried: tuple[int, int],
+                              why: str = "") -> None:
+    """The store went bad or away under us: run this same command again (a new process:
+    every sensor, listener and writer starts clean on a fresh store). A corrupt store is
+    moved aside first; `why` says what else happened."""
     restarts = int(os.environ.get(_RESTARTS_ENV, "0"))
-    if restarts >= 3:
-        fail(f"the store kept getting corrupted (last one moved to {aside}); stopping: "
-             "check the disk under " + str(obj.store_dir))
-    click.echo(f"corescope record: moved the corrupt store to {aside}; restarting on a fresh "
-               "store", err=True)
+    if not why:
+        aside = move_aside(obj.store_dir)
+        if restarts >= 3:
+            fail(f"the store kept getting corrupted (last one moved to {aside}); stopping: "
+                 "check the disk under " + str(obj.store_dir))
+        why = f"moved the corrupt store to {aside}"
+    elif restarts >= 3:
+        fail(f"the store at {obj.store_dir} kept going away ({why}); stopping",
+             EXIT_FINDINGS)
+    click.echo(f"corescope record: {why}; restarting on a fresh store", err=True)
     sys.stderr.flush()
     os.environ[_RESTARTS_ENV] = str(restarts + 1)
+    os.environ[_EARLIER_ENV] = f"{carried[0]} {carried[1]}"
     os.execv(sys.executable, [sys.executable, "-m", "corescope", *sys.argv[1:]])
+
+
+def _after_store_lost(obj: CliContext, problem: StoreProblem,
+                      carried: tuple[int, int]) -> None:
+    """The store at the path is not the one we opened any more. Gone (deleted or moved
+    away), or only its database deleted: a fresh store is made there (0700) and recording
+    goes on. Replaced by another directory or file: stop; a recorder does not adopt a
+    directory it did not open (`record` started again would, with its usual checks)."""
+    if problem.kind == REPLACED:
+        click.echo(f"corescope record: stopped: {problem.message}; not recording into a "
+                   f"directory this recorder did not make ({carried[1]} problems above)",
+                   err=True)
+        raise SystemExit(EXIT_FINDINGS)
+    try:
+        ensure_private_dir(obj.store_dir)
+    except OSError as exc:
+        click.echo(f"corescope record: stopped: cannot make a new store at {obj.store_dir}: "
+                   f"{exc} ({carried[1]} problems above)", err=True)
+        raise SystemExit(EXIT_FINDINGS) from None
+    what = ("made the store directory again (0700)" if problem.kind == GONE
+            else "the store directory is still there")
+    _restart_on_a_fresh_store(obj, carried, why=what)
 
 
 def _check_fleet_options(listen: str | None, window: float, pyroscope_url: str | None,
