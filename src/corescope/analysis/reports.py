@@ -14,8 +14,9 @@ kind. A count of events is a count of reports, and an OOM event names the proces
 
 Only lines near the report's last line (in time and in records) join it; anything else passes
 through unchanged. The joiner keeps its state across `feed` calls (the recorder classifies a
-batch at a time): a line that continues a report already stored is kept as "other" with
-`part_of` too (the stored head's fields are not updated).
+batch at a time): a line that continues a report whose first line an earlier batch returned is
+kept as "other" with `part_of` too, and the head, with the fields and line count it gained,
+is returned by `take_updates` (the recorder rewrites the stored row's fields with it).
 """
 
 from __future__ import annotations
@@ -84,6 +85,7 @@ class _Open:
     pid: int | None = None
     queue: int | None = None
     where: tuple[str | None, str | None] = (None, None)  # (device, iface)
+    head: KernelEvent | None = None  # the head as last returned, once its batch is out
 
 
 _FAMILY = {"nic_tx_stall": "hang", "hw_error": "hw", "rcu_stall": "rcu", "oom_kill": "oom",
@@ -104,6 +106,8 @@ class ReportJoiner:
         self._open: dict[str, _Open] = {}
         self._warn: tuple[int, float, int] | None = None  # (cpu, time, records since)
         self._oom_ctx: tuple[dict[str, Any], float, int] | None = None
+        # heads returned by an earlier feed whose fields grew since: (seq, usec) -> head
+        self._updates: dict[tuple[int | None, int | None], KernelEvent] = {}
 
     def feed(self, events: Iterable[KernelEvent]) -> list[KernelEvent]:
         out: list[KernelEvent] = []
@@ -112,8 +116,27 @@ class ReportJoiner:
             if self._join(e, out) is None:
                 out.append(self._start(e, len(out)))
         for o in self._open.values():
+            if o.index is not None:
+                o.head = out[o.index]
             o.index = None  # emitted with this batch
         return out
+
+    def take_updates(self) -> list[KernelEvent]:
+        """The heads an earlier `feed` returned whose fields have grown since (a report's
+        further lines came in a later batch), as they are now; each once."""
+        out = list(self._updates.values())
+        self._updates.clear()
+        return out
+
+    def _head(self, o: _Open, out: list[KernelEvent]) -> KernelEvent | None:
+        return out[o.index] if o.index is not None else o.head
+
+    def _put(self, o: _Open, out: list[KernelEvent], head: KernelEvent) -> None:
+        if o.index is not None:
+            out[o.index] = head
+        else:
+            o.head = head
+            self._updates[(head.seq, head.mono_usec)] = head
 
     # -- bookkeeping --
 
@@ -144,23 +167,22 @@ class ReportJoiner:
         event: the store's sequence numbers stay whole)."""
         o.lines += e.raw.count("\n") + 1
         o.time, o.n = e.time, 0
-        if o.index is not None:
-            head = out[o.index]
+        head = self._head(o, out)
+        if head is not None:
             merged = dict(head.fields)
             for k, v in (e.fields if fields is None else fields).items():
                 if override or k not in merged:
                     merged[k] = v
             merged["lines"] = o.lines
-            out[o.index] = dataclasses.replace(head, fields=merged)
+            self._put(o, out, dataclasses.replace(head, fields=merged))
         part = dataclasses.replace(e, kind="other", fields={"part_of": o.kind})
         out.append(part)
         return part
 
     def _set(self, o: _Open, out: list[KernelEvent], **fields: Any) -> None:
-        if o.index is None:
-            return
-        head = out[o.index]
-        out[o.index] = dataclasses.replace(head, fields={**head.fields, **fields})
+        head = self._head(o, out)
+        if head is not None:
+            self._put(o, out, dataclasses.replace(head, fields={**head.fields, **fields}))
 
     # -- joining --
 
@@ -242,18 +264,16 @@ class ReportJoiner:
     def _rcu_fields(self, raw: str, o: _Open, out: list[KernelEvent]) -> dict[str, Any] | None:
         m = _RCU_CPU.match(raw)
         if m is not None:
-            head = out[o.index].fields if o.index is not None else {}
-            cpus = list(head.get("cpus") or [])
+            head = self._head(o, out)
+            cpus = list(head.fields.get("cpus") or []) if head is not None else []
             cpu = int(m.group(1))
             if cpu not in cpus:
                 cpus.append(cpu)
-            if o.index is not None:
-                self._set(o, out, cpus=cpus[:64])
+            self._set(o, out, cpus=cpus[:64])
             return {}
         m = _RCU_BRACES.match(raw)
         if m is not None:
-            if o.index is not None:
-                self._set(o, out, cpus=cpu_list(m.group(1)))
+            self._set(o, out, cpus=cpu_list(m.group(1)))
             t = re.search(r"\bt=(\d+) jiffies", raw)
             return {"jiffies": int(t.group(1))} if t else {}
         m = _RCU_DETECTED.search(raw)
@@ -289,7 +309,8 @@ class ReportJoiner:
             o.keys.add("killed")
             o.pid = pid if isinstance(pid, int) else o.pid
             if o.index is None:
-                return self._merge(o, e, out)
+                # the head is stored already: it takes the victim's pid and comm
+                return self._merge(o, e, out, e.fields, override=True)
             # the victim's line is the event (its time, its text); the lines before it
             # (summary, choice) are its parts
             o.lines += e.raw.count("\n") + 1

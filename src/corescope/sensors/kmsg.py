@@ -80,6 +80,8 @@ class KmsgSensor(Sensor):
         self._lost_seen = 0
         self._epipe_seen = 0
         self._pending: list[KernelEvent] = []  # read, not yet stored (the store refused)
+        # stored reports' heads whose fields grew in a later batch, not yet rewritten
+        self._updates: dict[int | None, KernelEvent] = {}
         self.dropped = 0
         self.last_error = ""
         self._gap_at_start = 0  # records lost before this run (the ring wrapped meanwhile)
@@ -212,9 +214,12 @@ class KmsgSensor(Sensor):
             drop = len(self._pending) - MAX_PENDING
             del self._pending[:drop]
             self.dropped += drop
-        if self._pending:
-            self.stored += store_events.insert_events(self._store, self._pending, self.boot_id)
+        self._updates.update((u.seq, u) for u in self._joiner.take_updates())
+        if self._pending or self._updates:
+            self.stored += store_events.insert_events(self._store, self._pending, self.boot_id,
+                                                      updates=list(self._updates.values()))
             self._pending = []
+            self._updates = {}
         lost, epipe = self._reader.lost_records + self.dropped, self._reader.epipe_count
         if lost != self._lost_seen or epipe != self._epipe_seen:
             store_events.record_loss(self._store, events[0].time if events else time.time(),

@@ -93,12 +93,15 @@ def retain(store: Store, cutoff_wall: float) -> None:
 
 
 def insert_events(store: Store, events: Iterable[KernelEvent], boot_id: str | None = None,
-                  stored_at: float | None = None, keep_ids: bool = False) -> int:
+                  stored_at: float | None = None, keep_ids: bool = False,
+                  updates: Sequence[KernelEvent] = ()) -> int:
     """Insert in one transaction; returns how many were new. `keep_ids`: events that carry
     an id keep it (a capture bundle read back), unless the store already uses that id. With a
     boot id, the boot's cursor (see resume_seq) moves to the newest sequence number in the
     same transaction, so a recorder killed at any point resumes exactly after what it
-    stored."""
+    stored. `updates`: events stored earlier (this boot's, by sequence number and stamp) whose
+    fields are rewritten in the same transaction (a report's head that gained its further
+    lines' fields: analysis.reports)."""
     now = time.time() if stored_at is None else stored_at
     rows = [
         (e.id if keep_ids else None, e.time, now, e.mono_usec,
@@ -106,7 +109,9 @@ def insert_events(store: Store, events: Iterable[KernelEvent], boot_id: str | No
          json.dumps(e.fields, default=str), int(e.lab), e.level, e.source, e.raw)
         for e in events
     ]
-    if not rows:
+    changed = [(json.dumps(e.fields, default=str), e.seq, e.mono_usec, boot_id)
+                for e in updates if e.seq is not None]
+    if not rows and not changed:
         return 0
     top = max((r[5] for r in rows if r[5] is not None), default=None)  # seq
     with store.write() as c:
@@ -119,6 +124,9 @@ def insert_events(store: Store, events: Iterable[KernelEvent], boot_id: str | No
             "kind, driver, device, fields, lab, level, source, raw) "
             "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)", rows)
         added = c.total_changes - before
+        if changed:
+            c.executemany("UPDATE kernel_events SET fields = ? WHERE seq = ? AND mono_usec IS ? "
+                          "AND boot_id IS ?", changed)
         if boot_id is not None and top is not None:
             c.execute("INSERT INTO kmsg_cursor (boot_id, seq, time) VALUES (?,?,?) "
                       "ON CONFLICT(boot_id) DO UPDATE SET seq = MAX(seq, excluded.seq), "
