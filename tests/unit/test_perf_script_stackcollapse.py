@@ -138,3 +138,26 @@ def test_the_default_format_never_compiles_the_other_layouts() -> None:
     p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                        env=dict(os.environ, PYTHONPATH=str(SRC)), check=False)
     assert p.returncode == 0, p.stderr
+
+
+def test_a_cut_or_spliced_frame_line_reads_as_stackcollapse_reads_it() -> None:
+    """Hand-edited perf script files (FlameScope's synthetic examples are made so) hold frame
+    lines cut short or joined to the end of another: `start_thread (/lib/x86_64-linux-gnu`
+    (the dso never closed) is no frame, as stackcollapse-perf.pl skips a line its
+    `addr sym (dso)` pattern does not match; `start_secondary ([kernel.kallsyms])/lib.so)`
+    (parentheses that do not balance) is read with its dso after the last ` (`, a kernel one,
+    not as a symbol `start_secondary ` of no dso. Records in builtin-script.c's format."""
+    text = ("java  8192 [000]  5076.100000: cpu-clock: \n"
+            "\t    7fa4b39f24f8 run (/tmp/perf-4771.map)\n"
+            "\t    7fa4c73bc184 start_thread (/lib/x86_64-linux-gnu\n"
+            "\t    7fa4c5ffe3dd clone (/lib/x86_64-linux-gnu/libc-2.19.so)\n"
+            "\n"
+            "swapper     0 [007]  5097.999999: cpu-clock: \n"
+            "\tffffffff81051586 native_safe_halt ([kernel.kallsyms])\n"
+            "\tffffffff810427cd start_secondary ([kernel.kallsyms])/libpthread-2.19.so)\n"
+            "\n")
+    for samples in (parse_text(text)[0], list(parse_blocks([text]))):
+        java, swapper = samples
+        assert [f.symbol for f in java.frames] == ["run", "clone"]
+        assert [(f.symbol, f.kernel) for f in swapper.frames] == \
+            [("native_safe_halt", True), ("start_secondary", True)]

@@ -158,6 +158,7 @@ _INLINED = " (inlined)"
 # argument list, except in a Go method (`net/http.(*Client).Do`) or `(anonymous namespace)`
 _GO_METHOD = re.compile(r"\.\(.*\)\.")
 _ARGS = re.compile(r"\((?!anonymous namespace\)).*", re.DOTALL)
+_SPLICED = re.compile(r"(.+) \((\S*)\)$", re.DOTALL)
 
 
 def _dso_start(rest: str) -> int:
@@ -194,10 +195,17 @@ def _parse_frame(rest: str, kaddr: bool) -> tuple[Frame, ...]:
         sym = tidy_symbol(_SYMOFF.sub("", rest[: -len(_INLINED)].strip()))
         return (intern_frame(sym or "[unknown]", "", kaddr, True),)
     i = _dso_start(rest) if rest.endswith(")") else -1
+    spliced = _SPLICED.match(rest) if i < 0 and rest.endswith(")") else None
     if i >= 0:
         sym, dso = rest[:i].strip(), rest[i + 2 : -1]
     elif rest.startswith("(") and rest.endswith(")"):  # no symbol printed: "(dso)"
         sym, dso = "[unknown]", rest[1:-1]
+    elif spliced is not None:
+        # parentheses that do not balance (a line cut and joined to another in an edited
+        # file): stackcollapse-perf.pl's reading, the dso after the last ` (`
+        sym, dso = spliced.group(1).strip(), spliced.group(2)
+    elif " (" in rest and rest.count("(") > rest.count(")"):
+        return ()  # the dso cut short (`start_thread (/lib/x86_64-linux-gnu`): no frame
     else:
         sym, dso = rest, ""  # -F without dso
     sym = _SYMOFF.sub("", sym) or "[unknown]"
