@@ -9,6 +9,10 @@ The delta follows sysstat (get_per_cpu_interval and mpstat's offline handling):
   counting: an idle (or iowait) that went backwards is a delta from 0, not a delta clamped to
   0 (that clamp showed a 58 %-busy CPU 100 % busy); an iowait that went backwards while idle
   went forwards is the kernel moving iowait into idle: a delta of 0;
+- but an idle that went backwards by less than it still holds did not restart (a CPU back
+  online has counted idle only since, far less than it had): it is an accounting glitch (a
+  tickless CPU's idle time read twice, say), and the CPU gets no sample for the interval,
+  never the ~100 % idle that taking it from 0 would show;
 - a counter within 0x7ffff of 2**64 that goes backwards wrapped: its delta is taken modulo;
 - user, nice or system going backwards is not hotplug (those keep counting): the whole line
   restarted, so that CPU has no honest delta for this interval and is skipped (never shown
@@ -155,6 +159,8 @@ def cpu_delta(before: tuple[int, ...], now: tuple[int, ...]) -> tuple[int, ...] 
         elif i in _RESTARTS:
             return None
         elif i == _I:
+            if now[i] > before[i] - now[i]:
+                return None  # a glitch, not a restart (module docstring): no honest delta
             d[i] = now[i]  # back online: idle restarted from 0
         elif i == _W:
             # iowait moved into idle (idle went on) or restarted with it (back online)
