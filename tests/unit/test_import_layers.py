@@ -42,12 +42,10 @@ ALLOWED: dict[str, set[str]] = {
 
 # (importing file, imported package): the arrows still to be turned round.
 KNOWN: set[tuple[str, str]] = {
-    ("sources/artifacts/native.py", "capture"),   # the bundle format constant and codec
     ("sources/perf_import.py", "store"),          # a source that writes the ring itself
     ("store/profile_query.py", "sources"),        # the ring query parses perf text
     ("store/series.py", "analysis"),              # the mode bounds of the cores search
     ("investigate/build.py", "sources"),          # interrupt names parsed at build time
-    ("ingest/native_write.py", "capture"),        # the native codec lives in capture/
 }
 
 

@@ -1,8 +1,8 @@
 """A window of the store → one bundle (`.tar.zst`, `.tar.gz` or `.tar`) of plain files.
 
 Every kind of evidence is written twice where a common format exists: an exact native NDJSON
-file (`*.ndjson`, see capture.native) and a human-readable copy that other tools read
-(mpstat JSON, dmesg ISO, the census loop). `manifest.json` lists every file, says which
+file (`*.ndjson`, see sources.artifacts.native_codec) and a human-readable copy that other
+tools read (mpstat JSON, dmesg ISO, the census loop). `manifest.json` lists every file, says which
 are copies of which (by SHA-256), and `analyze` imports each fact once."""
 
 from __future__ import annotations
@@ -18,15 +18,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from corescope.capture import compat, native
+from corescope.capture import compat
 from corescope.evidence.store import StoreEvidence
 from corescope.investigate.build import CONTEXT_S, PROFILE_BEFORE_S
 from corescope.investigate.model import Window
 from corescope.outfile import write_output
+from corescope.sources.artifacts import native_codec as native
+from corescope.sources.artifacts.native_codec import FORMAT
 from corescope.store import census as census_store
 from corescope.store import events as store_events
 
-FORMAT = "corescope-capture"
 VERSION = 1
 
 

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import json
 
-from corescope.capture.native import Native
 from corescope.ingest.write import WriteContext, Written
 from corescope.sources.artifacts.base import Parsed
 from corescope.sources.artifacts.native import Manifest
+from corescope.sources.artifacts.native_codec import Native
 from corescope.store import census as census_store
 from corescope.store import events as events_store
 from corescope.store.db import Store

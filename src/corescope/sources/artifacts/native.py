@@ -1,5 +1,5 @@
 """corescope's own files, as `corescope capture` writes them: the exact NDJSON records
-(`corescope_native`, see capture.native) and the bundle's `manifest.json`
+(`corescope_native`, see native_codec) and the bundle's `manifest.json`
 (`corescope_manifest`), which names the human-readable copies that must not be imported a
 second time."""
 
@@ -8,10 +8,10 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 
-from corescope.capture import native
-from corescope.capture.export import FORMAT
+from corescope.sources.artifacts import native_codec as native
 from corescope.sources.artifacts.base import Parsed
 from corescope.sources.artifacts.dates import EPOCH_MAX
+from corescope.sources.artifacts.native_codec import FORMAT
 
 KINDS = ("corescope_native", "corescope_manifest")
 

@@ -23,8 +23,8 @@ from corescope.model.cgroups import (
 from corescope.model.common import Diagnostic
 from corescope.model.cores import FIELDS, CoreSample
 from corescope.model.events import KernelEvent, QueueIrq
-from corescope.render.records import as_json
 
+FORMAT = "corescope-capture"  # a bundle's manifest names this format
 VERSION = 1
 KINDS = ("cores", "events", "censuses", "churn", "locations", "stat_costs", "restarts",
          "irq_maps", "losses")
@@ -96,7 +96,8 @@ def dump_restarts(rows: Iterable[RestartRecord]) -> str:
 
 
 def dump_irq_maps(rows: Iterable[tuple[float, list[QueueIrq]]]) -> str:
-    return _lines("irq_maps", ({"t": t, "map": [as_json(q) for q in m]} for t, m in rows))
+    return _lines("irq_maps", ({"t": t, "map": [dataclasses.asdict(q) for q in m]}
+                               for t, m in rows))
 
 
 def dump_losses(rows: Iterable[tuple[float, int]]) -> str:
