@@ -9,6 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from conftest import FIXTURES
+from corescope.model.events import serving_cpus
 from corescope.rootfs import Root
 from corescope.sources import interrupts as irqs
 from corescope.sources import netdev
@@ -116,13 +117,13 @@ def test_interrupts_96_cpus_32_queue_ena() -> None:
     qmap = irqs.queue_map(cur, prev, {"0000:00:05.0": "eth0"}, ifaces={"eth0"})
     assert len(qmap) == 32 and {q.queue for q in qmap} == set(range(32))
     assert all(q.basis == "delta" and q.iface == "eth0" for q in qmap)
-    assert irqs.serving_cpus(qmap, "eth0", 5) == {39}
-    assert irqs.serving_cpus(qmap, "eth0", 7) == {7}
-    assert irqs.serving_cpus(qmap, "eth0", 40) is None
-    assert irqs.serving_cpus(qmap, None, 5) is None
+    assert serving_cpus(qmap, "eth0", 5) == {39}
+    assert serving_cpus(qmap, "eth0", 7) == {7}
+    assert serving_cpus(qmap, "eth0", 40) is None
+    assert serving_cpus(qmap, None, 5) is None
     # without a previous reading: every CPU that ever took it (queue 5 moved from 5 to 39)
     total = irqs.queue_map(cur, None, {}, ifaces={"eth0"})
-    assert irqs.serving_cpus(total, "eth0", 5) == {5, 39}
+    assert serving_cpus(total, "eth0", 5) == {5, 39}
 
 
 def test_interrupts_virtio_capture() -> None:
@@ -134,7 +135,7 @@ def test_interrupts_virtio_capture() -> None:
     assert by[(0, "rx")].name == "virtio2-input.0" and by[(0, "rx")].iface == "eth0"
     # virtio3-rx / virtio3-tx (vsock) and virtio1-req.0 (block) are not NIC queues
     assert all(q.name.startswith("virtio2-") for q in qmap)
-    assert irqs.serving_cpus(qmap, "eth0", 0) == frozenset(by[(0, "tx")].cpus)
+    assert serving_cpus(qmap, "eth0", 0) == frozenset(by[(0, "tx")].cpus)
 
 
 def test_interrupts_mlx5_and_i40e_names() -> None:

@@ -21,6 +21,7 @@ from corescope.investigate.model import (
 )
 from corescope.investigate.statuses import derived_statuses
 from corescope.model.cores import DEFAULT_MIN_DURATION, DEFAULT_MODE, DEFAULT_THRESHOLD
+from corescope.model.events import serving_cpus
 
 # The zombie, profile and interrupt-map parts import their modules when they are built, so
 # a log-only investigation (`events --file`) does not define their records at start-up.
@@ -100,9 +101,7 @@ def investigate(ev: Evidence, window: Window, options: Options | None = None,
     def serving(e: KernelEvent) -> frozenset[int] | None:
         if e.iface is None or e.queue is None:
             return None
-        from corescope.sources import interrupts as irqs
-
-        return irqs.serving_cpus(ev.irq_map_at(e.time), e.iface, e.queue)
+        return serving_cpus(ev.irq_map_at(e.time), e.iface, e.queue)
 
     incs = []
     if "incidents" in parts:

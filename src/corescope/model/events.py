@@ -96,8 +96,19 @@ class QueueIrq:
     irq: int
     name: str
     direction: str  # "txrx" | "tx" | "rx" | "other"
-    cpus: tuple[int, ...]  # CPUs that serve it (see sources.interrupts.serving_cpus)
+    cpus: tuple[int, ...]  # CPUs that serve it (see serving_cpus below)
     basis: str  # how `cpus` was decided: "delta" | "affinity" | "total"
+
+
+def serving_cpus(qmap: list[QueueIrq], iface: str | None, queue: int | None
+                 ) -> frozenset[int] | None:
+    """CPUs that serve (iface, queue): its TX or combined IRQ. None when unknown."""
+    if iface is None or queue is None:
+        return None
+    hits = [q for q in qmap if q.iface == iface and q.queue == queue and q.direction != "rx"]
+    if not hits:
+        return None
+    return frozenset(c for q in hits for c in q.cpus)
 
 
 @dataclass(frozen=True)

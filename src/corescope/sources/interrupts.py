@@ -243,17 +243,6 @@ def _affinity_lookup(affinity: Mapping[int, tuple[int, ...]] | Callable[[int], t
     return lambda irq: affinity.get(irq, ())
 
 
-def serving_cpus(qmap: list[QueueIrq], iface: str | None, queue: int | None
-                 ) -> frozenset[int] | None:
-    """CPUs that serve (iface, queue): its TX or combined IRQ. None when unknown."""
-    if iface is None or queue is None:
-        return None
-    hits = [q for q in qmap if q.iface == iface and q.queue == queue and q.direction != "rx"]
-    if not hits:
-        return None
-    return frozenset(c for q in hits for c in q.cpus)
-
-
 def parse_softirqs(text: str, source: str = "/proc/softirqs",
                    only: tuple[str, ...] | None = None
                    ) -> tuple[dict[str, dict[int, int]], list[Diagnostic]]:
