@@ -36,8 +36,11 @@ def chunk_scripts(ev: StoreEvidence, lo: float, hi: float
     for chunk in ring.chunks_overlapping(ev.store, lo, hi):
         a, b = max(lo, chunk.wall_start), min(hi, chunk.wall_end)
         diags: list[Diagnostic] = []
-        rows = list(ev.stacks(a, b, None, diags))
+        got = list(ev.stacks(a, b, None, diags))
+        rows = [(s, wall) for s, wall in got if wall is not None]
         note = f"ring chunk {chunk.id}, {chunk.hz} Hz, wall-clock times"
+        if len(rows) < len(got):  # folded stacks: no time to place them on the wall clock
+            note += f"; {len(got) - len(rows)} folded samples without times left out"
         if diags:
             note += "; " + "; ".join(str(d) for d in diags[:3])
         yield f"chunk-{int(a)}-{chunk.id}.perf-script.txt", script_text(rows), len(rows), note

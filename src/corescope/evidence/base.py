@@ -122,7 +122,8 @@ class Evidence(Protocol):
     def lost_records(self, t0: float, t1: float) -> int: ...
 
     def stacks(self, t0: float, t1: float, cpu: int | None = None,
-               diags: list[Diagnostic] | None = None) -> Iterator[tuple[StackSample, float]]: ...
+               diags: list[Diagnostic] | None = None
+               ) -> Iterator[tuple[StackSample, float | None]]: ...  # None: folded, no time
 
     def censuses(self, t0: float, t1: float) -> list[MemcgCensus]: ...
 

@@ -60,7 +60,8 @@ class MergedEvidence:
         return self.stored.lost_records(t0, t1)
 
     def stacks(self, t0: float, t1: float, cpu: int | None = None,
-               diags: list[Diagnostic] | None = None) -> Iterator[tuple[StackSample, float]]:
+               diags: list[Diagnostic] | None = None
+               ) -> Iterator[tuple[StackSample, float | None]]:
         return self.stored.stacks(t0, t1, cpu, diags)
 
     def censuses(self, t0: float, t1: float) -> list[MemcgCensus]:

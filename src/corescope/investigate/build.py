@@ -275,7 +275,7 @@ def hot_core_profiles(ev: Evidence, views: list[IncidentView], before_s: float
         prof, during = Profile(), Profile()
         for sample, wall in ev.stacks(lo, hi, near.cpu, diags):
             prof.add(sample)
-            if near.start <= wall <= near.end:
+            if wall is not None and near.start <= wall <= near.end:
                 during.add(sample)
         out.append(HotCoreProfile(near.cpu, lo, hi, e.id, e.time, prof, tuple(diags[:20]),
                                   during))

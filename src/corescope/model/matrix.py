@@ -315,13 +315,15 @@ class LazyCoreMatrix(CoreMatrix):
                  **kw: object) -> None:
         self._source = source
         self._dtype = np.dtype(dtype)
+        self._fields: np.ndarray | None = None
         super().__init__(fields=None, **kw)  # type: ignore[arg-type]
 
     @property  # type: ignore[override]
     def fields(self) -> np.ndarray:
-        if self._fields is None:
-            self._fields = self._source(0, len(self))
-        return self._fields
+        f = self._fields
+        if f is None:
+            f = self._fields = self._source(0, len(self))
+        return f
 
     @fields.setter
     def fields(self, value: np.ndarray | None) -> None:

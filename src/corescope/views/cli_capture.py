@@ -16,8 +16,8 @@ from corescope.views.clitypes import (
     DURATION,
     CliContext,
     fail,
+    open_store_or_fail,
 )
-from corescope.views.investigation_cli import open_store
 from corescope.views.windows import window_options, window_or_fail
 
 
@@ -40,7 +40,7 @@ def capture(obj: CliContext, event_id: int | None, before: float, after: float,
     manifest), to hand to a colleague or to `corescope analyze` on another machine."""
     if event_id is not None and before + after <= 0:
         fail("--before 0 with --after 0 is a window of no time: give one of them a length")
-    store = open_store(obj)
+    store = open_store_or_fail(obj)
     assert store is not None
     ev = StoreEvidence(store, obj.runner)
     try:

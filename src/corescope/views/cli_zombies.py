@@ -34,7 +34,7 @@ from corescope.views.clitypes import (
     fail,
     require_lab_consent,
 )
-from corescope.views.investigation_cli import node_evidence, open_store
+from corescope.views.investigation_cli import existing_store, node_evidence
 from corescope.views.windows import window_options, window_or_fail
 
 DEFAULT_WINDOW_S = 24 * 3600.0
@@ -104,7 +104,7 @@ def _watch(obj: CliContext, opts: Options, interval: float, count: int, history_
         click.echo(f"corescope zombies: {err}; churn not counted live", err=True)
     seen = MemoryEvidence(name="watch")
     start = time.time()
-    store = open_store(obj, required=False)
+    store = existing_store(obj)
     if store is not None:
         with store:
             ev = StoreEvidence(store, obj.runner)

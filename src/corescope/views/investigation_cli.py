@@ -13,19 +13,17 @@ from corescope.model.common import SensorStatus
 from corescope.render.term import echo
 from corescope.store.db import DB_NAME, Store, StoreError
 from corescope.store.meta import is_analyzed
-from corescope.views.clitypes import CliContext, fail
+from corescope.views.clitypes import CliContext, fail, open_store_or_fail
 from corescope.views.windows import window_or_fail
 
 
-def open_store(obj: CliContext, hint: str = "", required: bool = True) -> Store | None:
-    if not (obj.store_dir / DB_NAME).exists() and not required:
+def existing_store(obj: CliContext) -> Store | None:
+    """The store if there is one (None when nothing was recorded there); a store that is
+    there but cannot be opened raises StoreError. Commands that need one use
+    clitypes.open_store_or_fail."""
+    if not (obj.store_dir / DB_NAME).exists():
         return None
-    try:
-        return Store.open(obj.store_dir, create=False)
-    except StoreError as exc:
-        if not required:
-            raise
-        fail(f"{exc}{'; ' + hint if hint else ''}")
+    return Store.open(obj.store_dir, create=False)
 
 
 def store_investigation(obj: CliContext, since: float | None, until: float | None,
@@ -33,8 +31,7 @@ def store_investigation(obj: CliContext, since: float | None, until: float | Non
                         options: Options | None = None, parts: Collection[str] = ALL_PARTS,
                         hint: str = "") -> Investigation:
     """The investigation of a window of the store (recorded or analyzed)."""
-    store = open_store(obj, hint)
-    assert store is not None
+    store = open_store_or_fail(obj, hint)
     ev = StoreEvidence(store, obj.runner)
     try:
         window = window_or_fail(ev.coverage(), since, until, last, default_last)
@@ -63,7 +60,7 @@ def node_evidence(obj: CliContext, *, sample_seconds: float = 0.0, kernel_ring: 
     store_status: SensorStatus
     store: Store | None = None
     try:
-        store = open_store(obj, required=False)
+        store = existing_store(obj)
     except StoreError as exc:
         store_status = SensorStatus("store", False, f"{exc}; live read only")
         # said on stderr too: a command that shows only some sensor lines must not hide it

@@ -4,7 +4,7 @@ preceded, which part of kernel time an episode spent, and who walked the memcg t
 from __future__ import annotations
 
 import re
-from collections import Counter
+from collections import Counter, defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -129,7 +129,7 @@ def candidate_cpus(inv: Investigation, keep: Callable[[Episode], bool]) -> list[
     count: Counter[int] = Counter()
     serves: Counter[int] = Counter()
     napi: Counter[int] = Counter()
-    busy: Counter[int] = Counter()
+    busy: defaultdict[int, float] = defaultdict(float)  # seconds saturated, summed
     for v in real_incidents(inv):
         if not starvable(v):
             continue

@@ -48,9 +48,9 @@ def evaluate(inv: Investigation, thr: Thresholds) -> Hypothesis:
     if inv.samples:
         from corescope.analysis.episodes import find_episodes
 
-        busy = find_episodes(inv.samples, inv.params.threshold_pct, inv.params.min_duration_s,
-                             "user")
-        ev["user_time_episodes"] = fact(len(busy), "episodes", "per-core record (load)")
+        loaded = find_episodes(inv.samples, inv.params.threshold_pct,
+                               inv.params.min_duration_s, "user")
+        ev["user_time_episodes"] = fact(len(loaded), "episodes", "per-core record (load)")
     if incidents or crossed or hw:
         return Hypothesis(NAME, RULED_OUT, 0.0, ev,
                           "no incident and zombies under the threshold",

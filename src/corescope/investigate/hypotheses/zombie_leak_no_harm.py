@@ -25,8 +25,9 @@ def evaluate(inv: Investigation, thr: Thresholds) -> Hypothesis:
     if g.projected_threshold_at is not None:
         ev["projected_crossing"] = fact(g.projected_threshold_at, "epoch s", "growth")
     growing = g.per_hour is not None and g.per_hour >= thr.warn_min_per_hour
-    soon = g.projected_threshold_at is not None and \
-        g.projected_threshold_at - c.t <= WITHIN_S
+    # seconds until the projected crossing (None: no projection)
+    left = None if g.projected_threshold_at is None else g.projected_threshold_at - c.t
+    soon = left is not None and left <= WITHIN_S
     # "no harm yet" is the other side of zombie_memcg_leak: harm is what that hypothesis
     # supports (a saturated core walking the memcgs, before incidents it can cause), so the
     # two never both stand or both fall; a neighbour's kernel work, a device's own failure
@@ -38,8 +39,7 @@ def evaluate(inv: Investigation, thr: Thresholds) -> Hypothesis:
         return Hypothesis(NAME, RULED_OUT, 0.0, ev, "no hot core and no incident",
                           "there is harm already: see zombie_memcg_leak")
     if g.crossed or (growing and soon):
-        score = 0.9 if g.crossed else round(0.5 + 0.4 * (1 - (g.projected_threshold_at - c.t)
-                                                         / WITHIN_S), 4)
+        score = 0.9 if g.crossed or left is None else round(0.5 + 0.4 * (1 - left / WITHIN_S), 4)
         source, facts = leak_source_facts(inv)
         ev |= facts
         return Hypothesis(NAME, SUPPORTED, score, ev,

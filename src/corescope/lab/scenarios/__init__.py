@@ -79,12 +79,12 @@ def expected(p: Plan) -> dict[str, Any]:
     if root_cause(p) == "cpu_contention":
         culprit = None  # the waiting has no one culprit
     if culprit:
-        aliases.append(p.culprit)
+        aliases.append(culprit)
         if p.culprit_kind == "systemd-unit":
             aliases.append(f"/system.slice/{p.culprit}")
         else:
-            ns, pod, uid, _sandbox = census.pod_of(p, p.culprit)
-            aliases += [f"{ns}/{pod}/{p.culprit}", dmesg.container_id(p), f"pod{uid}"]
+            ns, pod, uid, _sandbox = census.pod_of(p, culprit)
+            aliases += [f"{ns}/{pod}/{culprit}", dmesg.container_id(p), f"pod{uid}"]
     incidents = [t for t, _m, k in story if k in ("nic_tx_stall", "nic_keepalive_timeout",
                                                   "oom_kill")]
     return {

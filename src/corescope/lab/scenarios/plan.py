@@ -207,7 +207,7 @@ def make_plan(kind: str, cpus: int = 96, seed: int = 1, duration_s: int = 3600,
         raise ValueError(f"hot cpu {hot_cpu} is not one of the {cpus} CPUs")
     queues = min(32, max(2, cpus // 2 if cpus < 16 else 32 if cpus >= 64 else cpus // 2))
     hot_queue = r.randrange(0, queues)
-    queue_cpu = {q: (q % cpus,) for q in range(queues)}
+    queue_cpu: dict[int, tuple[int, ...]] = {q: (q % cpus,) for q in range(queues)}
     # irqbalance moved the incident queue's IRQ onto the hot core
     queue_cpu[hot_queue] = (hot_cpu,)
     train_cpus = frozenset(c for c in range(cpus) if c % 8 not in (0, 7)) | {hot_cpu}
