@@ -28,6 +28,7 @@ from corescope.views.clitypes import (
     CliContext,
     emit_json,
     fail,
+    json_option,
 )
 from corescope.views.windows import UNTIL, window_options, window_or_fail
 
@@ -109,7 +110,7 @@ def print_files(report: Any) -> None:
               help="When the node booted (epoch or ISO 8601), to place boot-relative "
               "timestamps (dmesg, perf's default clock) when no artifact says.")
 @window_options("all", "Only this much of the imported record, counted back from its end.")
-@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+@json_option()
 @click.option("--html", "html_out", type=click.Path(dir_okay=False, path_type=Path),
               default=None, metavar="FILE",
               help="Also write the incident page (as `report --html`) to FILE.")

@@ -8,7 +8,6 @@ import click
 
 from corescope.analysis.correlate import DEFAULT_WINDOW_S
 from corescope.capture.export import collect, write_bundle
-from corescope.evidence.store import StoreEvidence
 from corescope.investigate.model import Window
 from corescope.render import term
 from corescope.timeparse import format_duration, iso
@@ -16,8 +15,8 @@ from corescope.views.clitypes import (
     DURATION,
     CliContext,
     fail,
-    open_store_or_fail,
 )
+from corescope.views.investigation_cli import store_evidence_or_fail
 from corescope.views.windows import window_options, window_or_fail
 
 
@@ -40,9 +39,7 @@ def capture(obj: CliContext, event_id: int | None, before: float, after: float,
     manifest), to hand to a colleague or to `corescope analyze` on another machine."""
     if event_id is not None and before + after <= 0:
         fail("--before 0 with --after 0 is a window of no time: give one of them a length")
-    store = open_store_or_fail(obj)
-    assert store is not None
-    ev = StoreEvidence(store, obj.runner)
+    ev = store_evidence_or_fail(obj)
     try:
         if event_id is not None:
             e = ev.event(event_id)

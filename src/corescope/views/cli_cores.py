@@ -22,6 +22,7 @@ from corescope.views.clitypes import (
     CliContext,
     FiniteFloatRange,
     emit_json,
+    json_option,
 )
 from corescope.views.investigation_cli import store_investigation
 from corescope.views.windows import window_options
@@ -41,7 +42,7 @@ def episode_options(f):  # type: ignore[no-untyped-def]
 
 @click.command()
 @window_options("10m")
-@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+@json_option()
 @episode_options
 @click.pass_obj
 def cores(obj: CliContext, since: float | None, until: float | None, last: float | None,

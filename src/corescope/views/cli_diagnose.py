@@ -18,6 +18,7 @@ from corescope.views.clitypes import (
     CliContext,
     emit_json,
     fail,
+    json_option,
 )
 from corescope.views.windows import UNTIL, window_options, window_or_fail
 
@@ -37,7 +38,7 @@ def exit_code(inv: Investigation) -> int:
                    "(`kubectl get pods -A`). Default: the node this node's own evidence "
                    "(crictl, docker, the kernel's OOM lines) ties the listing to, else its "
                    "only node; otherwise no pod tagged with a node is blamed.")
-@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+@json_option()
 @click.pass_obj
 def diagnose(obj: CliContext, paths: tuple[Path, ...], boot_time: float | None,
              since: float | None, until: float | None, last: float | None,

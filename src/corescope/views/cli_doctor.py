@@ -18,6 +18,7 @@ from corescope.views.clitypes import (
     CliContext,
     emit_json,
     fail,
+    json_option,
 )
 from corescope.views.investigation_cli import node_evidence
 from corescope.views.windows import SINCE, UNTIL, window_or_fail
@@ -31,7 +32,7 @@ from corescope.views.windows import SINCE, UNTIL, window_or_fail
               "meaning that long ago. [default: 1h]")
 @click.option("--until", type=UNTIL, default=None,
               help="Newest stored data to look at (an analyzed store: its end). [default: now]")
-@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+@json_option()
 @click.pass_obj
 def doctor(obj: CliContext, seconds: float, since: float | None, until: float | None,
            as_json: bool) -> None:

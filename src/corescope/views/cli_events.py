@@ -9,7 +9,7 @@ import click
 from corescope.analysis.correlate import DEFAULT_WINDOW_S
 from corescope.investigate import Window, investigate
 from corescope.investigate.build import Options
-from corescope.model.events import KINDS, KernelEvent
+from corescope.model.events import KINDS
 from corescope.render.json_contract import events_json, report_json, visible_events
 from corescope.views.clitypes import (
     EXIT_FINDINGS,
@@ -18,29 +18,9 @@ from corescope.views.clitypes import (
     CliContext,
     emit_json,
     fail,
+    json_option,
 )
 from corescope.views.windows import window_options, window_or_fail
-
-MAX_LOG_BYTES = 128 * 1024 * 1024  # a saved log beyond this is cut with `tail -c` first
-
-
-def events_from_file(path: Path) -> tuple[list[KernelEvent], list[str], str]:
-    """Classified events of a saved log, with diagnostics and how times were set."""
-    # the log's parser and classifier load for --file only: the store holds classified events
-    from corescope.analysis.classify import classify_saved_log
-    from corescope.rootfs import read_capped
-    from corescope.sources.artifacts.content import as_utf8
-    from corescope.sources.kmsg import anchor_clock, parse_saved_log
-
-    try:
-        # capped, and no devices: `--file /dev/zero` is an error, not a MemoryError; a pipe
-        # (`--file <(dmesg)`) is read to its end
-        data = read_capped(path, MAX_LOG_BYTES, allow_pipe=True)
-    except OSError as exc:
-        fail(f"cannot read {path}: {exc.strerror or exc}")
-    records, diags = parse_saved_log(as_utf8(data), str(path))  # UTF-16, a BOM: as analyze
-    events, clock = classify_saved_log(records, anchor_clock())
-    return events, [str(d) for d in diags[:50]], clock
 
 
 @click.command()
@@ -52,7 +32,7 @@ def events_from_file(path: Path) -> tuple[list[KernelEvent], list[str], str]:
 @click.option("--file", "file_", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="Read a saved `dmesg` log or `journalctl -k -o json` export instead of "
                    "the store.")
-@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+@json_option()
 @click.pass_obj
 def events(obj: CliContext, since: float | None, until: float | None, last: float | None,
            kinds: tuple[str, ...], show_all: bool, file_: Path | None, as_json: bool) -> None:
@@ -62,10 +42,10 @@ def events(obj: CliContext, since: float | None, until: float | None, last: floa
     Exit 0 when no incident line is shown, 1 when one is, 2 on a usage error."""
     extra: dict = {}
     if file_ is not None:
-        from corescope.evidence.memory import MemoryEvidence
+        from corescope.evidence.open import log_evidence
 
-        evs, diags, clock = events_from_file(file_)
-        ev = MemoryEvidence(name=str(file_), kernel_events=evs)
+        log = log_evidence(file_)
+        ev, diags, clock = log.evidence, [str(d) for d in log.diagnostics[:50]], log.clock
         cov = ev.coverage()
         if since is None and until is None and last is None:  # the whole file
             window = Window(cov.events.start, cov.events.end) if cov.events \
@@ -95,7 +75,7 @@ def events(obj: CliContext, since: float | None, until: float | None, last: floa
 @click.option("--window", type=POSITIVE_DURATION, default=f"{DEFAULT_WINDOW_S:g}s",
               show_default=True,
               help="How far before each event to look for hot-core episodes.")
-@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+@json_option()
 @click.option("--html", "as_html", is_flag=True,
               help="Write the incident page: one self-contained offline HTML file (-o).")
 @click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), default=None,

@@ -37,6 +37,7 @@ from corescope.views.clitypes import (
     CliContext,
     emit_json,
     fail,
+    json_option,
     open_store_or_fail,
     write_private,
 )
@@ -475,7 +476,7 @@ def register(cli: click.Group, lab: click.Group) -> None:
     @_window_options
     @click.option("--rows-ms", type=click.IntRange(1, 1000), default=20, show_default=True,
                   help="Height of one heatmap row, in ms of each second.")
-    @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+    @json_option()
     @click.pass_obj
     def heatmap(obj: CliContext, event: str | None, at: float | None, before: float,
                 after: float, since: float | None, until: float | None,

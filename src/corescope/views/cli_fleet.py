@@ -15,7 +15,7 @@ from corescope.model.text import valid_text
 from corescope.render.term import echo
 from corescope.rootfs import read_capped
 from corescope.sources.artifacts.content import as_utf8
-from corescope.views.clitypes import EXIT_FINDINGS, emit_json, fail
+from corescope.views.clitypes import EXIT_FINDINGS, emit_json, fail, json_option
 
 KIND_WORDS = {
     "unit_restarting": "{} restarting", "unit_failed": "{} failed", "unit_enabled": "{} enabled",
@@ -110,7 +110,7 @@ def fleet() -> None:
               "topology.kubernetes.io/zone when every node has it].")
 @click.option("--top", type=click.IntRange(min=0), default=20, show_default=True,
               help="Differences to list (text).")
-@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+@json_option()
 def fleet_diff(paths: tuple[Path, ...], group_by: str | None, top: int, as_json: bool) -> None:
     """What differs between groups of nodes (FILE... or a DIR of *.json inventories)."""
     invs, skipped = load(paths)

@@ -8,7 +8,7 @@ import click
 from corescope.model.inventory import Inventory
 from corescope.model.text import valid_json
 from corescope.render.term import clean
-from corescope.views.clitypes import CliContext, emit_json, fail
+from corescope.views.clitypes import CliContext, emit_json, fail, json_option
 
 
 def parse_labels(items: tuple[str, ...]) -> dict[str, str]:
@@ -48,7 +48,7 @@ def render_text(inv: Inventory) -> str:
 @click.command()
 @click.option("--label", "labels", multiple=True, metavar="KEY=VALUE",
               help="Attach a label (e.g. zone=us-east-1a) for `fleet diff` to group by.")
-@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+@json_option()
 @click.pass_obj
 def inventory(obj: CliContext, labels: tuple[str, ...], as_json: bool) -> None:
     """What should be the same on every node: units, kernel, image, cgroups, NICs, IRQs."""

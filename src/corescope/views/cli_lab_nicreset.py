@@ -7,7 +7,7 @@ import click
 from corescope.lab import nicreset
 from corescope.model.common import JSON_SCHEMA
 from corescope.render import term
-from corescope.views.clitypes import emit_json, fail, require_lab_consent
+from corescope.views.clitypes import emit_json, fail, json_option, require_lab_consent
 
 
 @click.command("nicreset")
@@ -21,7 +21,7 @@ from corescope.views.clitypes import emit_json, fail, require_lab_consent
 @click.option("--cpu", type=click.IntRange(min=0), default=0, show_default=True,
               help="CPU named by the NETDEV WATCHDOG line (mlx5_core, virtio_net).")
 @click.option("--yes", is_flag=True, help="Consent: this writes lines to the kernel log.")
-@click.option("--json", "as_json", is_flag=True, help="Print the lines and their write times.")
+@json_option("Print the lines and their write times.")
 def nicreset_cmd(driver: str, queue: int, device: str | None, iface: str, cpu: int, yes: bool,
                  as_json: bool) -> None:
     """Write a realistic NIC stall-and-reset sequence to /dev/kmsg, each line marked

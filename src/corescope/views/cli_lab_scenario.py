@@ -8,7 +8,13 @@ import click
 
 from corescope.lab.scenarios import KINDS, generate
 from corescope.lab.scenarios.plan import ALSO, OMITTABLE
-from corescope.views.clitypes import POSITIVE_DURATION, FiniteFloatRange, emit_json, fail
+from corescope.views.clitypes import (
+    POSITIVE_DURATION,
+    FiniteFloatRange,
+    emit_json,
+    fail,
+    json_option,
+)
 
 
 @click.command()
@@ -39,7 +45,7 @@ from corescope.views.clitypes import POSITIVE_DURATION, FiniteFloatRange, emit_j
               help="Move one incident to the window's first or last seconds.")
 @click.option("-o", "--output", "output", type=click.Path(file_okay=False, path_type=Path),
               required=True, help="Directory to write (created; must be empty).")
-@click.option("--json", "as_json", is_flag=True, help="Print expected.json.")
+@json_option("Print expected.json.")
 def scenario(kind: str, cpus: int, seed: int, duration: float, hot_cpu: int | None,
              unit: str | None, container: str | None, noise: float | None,
              dmesg_lines: int | None, walker: str | None, census_format: str | None,

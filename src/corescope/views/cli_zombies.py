@@ -11,6 +11,7 @@ import click
 from corescope.evidence.live import LiveEvidence
 from corescope.evidence.memory import MemoryEvidence
 from corescope.evidence.merged import MergedEvidence
+from corescope.evidence.open import existing_store
 from corescope.evidence.store import StoreEvidence
 from corescope.investigate import Investigation, Window, investigate
 from corescope.investigate.build import Options
@@ -32,16 +33,17 @@ from corescope.views.clitypes import (
     FiniteFloatRange,
     emit_json,
     fail,
+    json_option,
     require_lab_consent,
 )
-from corescope.views.investigation_cli import existing_store, node_evidence
+from corescope.views.investigation_cli import node_evidence
 from corescope.views.windows import window_options, window_or_fail
 
 DEFAULT_WINDOW_S = 24 * 3600.0
 
 
 @click.command()
-@click.option("--json", "as_json", is_flag=True, help="Machine-readable output (one JSON "
+@json_option("Machine-readable output (one JSON "
               "object; with --watch one per line).")
 @click.option("--watch", is_flag=True, help="Take a census every --interval until stopped, "
               "counting churn live with inotify.")
@@ -104,7 +106,7 @@ def _watch(obj: CliContext, opts: Options, interval: float, count: int, history_
         click.echo(f"corescope zombies: {err}; churn not counted live", err=True)
     seen = MemoryEvidence(name="watch")
     start = time.time()
-    store = existing_store(obj)
+    store = existing_store(obj.store_dir)
     if store is not None:
         with store:
             ev = StoreEvidence(store, obj.runner)
@@ -254,7 +256,7 @@ def crashloop(obj: CliContext, interval: float, duration: float, yes: bool) -> N
 @click.option("--yes", is_flag=True, help="Consent: removes the lab's cgroups and files.")
 @click.option("--drop-caches", is_flag=True, help="Also `sync; echo 3 > "
               "/proc/sys/vm/drop_caches` (machine-wide) to free the last pinned memcgs.")
-@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+@json_option()
 @click.pass_obj
 def clean(obj: CliContext, yes: bool, drop_caches: bool, as_json: bool) -> None:
     """Stop a running crashloop, remove every cgroup under corescope-lab, and delete the

@@ -156,3 +156,9 @@ def open_store_or_fail(obj: CliContext, hint: str = "") -> Store:
     except StoreError as exc:
         fail(f"{exc}{'; ' + hint if hint else ''}")
 
+
+def json_option(help: str = "Machine-readable output."
+                ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """`--json` (as_json): one declaration for every command that has a JSON form (each
+    output's schema is in docs/json/v1/)."""
+    return click.option("--json", "as_json", is_flag=True, help=help)

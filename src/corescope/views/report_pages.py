@@ -22,7 +22,8 @@ from corescope.render import report_model
 from corescope.render.report_model import Limits
 from corescope.runner import Runner
 from corescope.store.db import Store
-from corescope.views.clitypes import CliContext, open_store_or_fail, write_private
+from corescope.views.clitypes import CliContext, write_private
+from corescope.views.investigation_cli import store_evidence_or_fail
 from corescope.views.windows import window_or_fail
 
 RANGE_NODES = 3000  # frames kept in a flame graph the UI asks for
@@ -59,9 +60,7 @@ def store_html_report(obj: CliContext, since: float | None, until: float | None,
                       last: float | None, options: Options, output: Path) -> Investigation:
     """`report --html -o FILE` over the store (recorded or analyzed): the whole
     investigation of the window, laid out, with the flame graphs read from the same store."""
-    store = open_store_or_fail(obj)
-    assert store is not None
-    ev = StoreEvidence(store, obj.runner)
+    ev = store_evidence_or_fail(obj)
     try:
         inv = investigate(ev, window_or_fail(ev.coverage(), since, until, last), options)
         size = write_html_report(ev, inv, output)

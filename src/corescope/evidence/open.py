@@ -1,0 +1,129 @@
+"""Evidence chosen once: what a command was given (a store directory, this node as it is now,
+a saved kernel log) turned into the Evidence an investigation reads. Failures are
+CorescopeErrors, said once by the CLI; what was left out comes back as status lines and
+warnings, never printed here."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from corescope.errors import InvalidInput, MissingTool
+from corescope.model.common import Diagnostic, SensorStatus
+
+if TYPE_CHECKING:  # a saved log's evidence loads neither the store (sqlite3) nor numpy
+    from corescope.evidence.base import Evidence
+    from corescope.evidence.memory import MemoryEvidence
+    from corescope.rootfs import Root
+    from corescope.runner import Runner
+    from corescope.store.db import Store
+
+
+def existing_store(store_dir: Path) -> Store | None:
+    """The store if one was recorded or analyzed there, else None; a store that is there but
+    cannot be opened raises StoreError."""
+    from corescope.store.db import DB_NAME, Store
+
+    if not (store_dir / DB_NAME).exists():
+        return None
+    return Store.open(store_dir, create=False)
+
+
+MAX_LOG_BYTES = 128 * 1024 * 1024  # a saved log beyond this is cut with `tail -c` first
+
+
+@dataclass
+class LogEvidence:
+    """A saved kernel log's classified events, what could not be read in it, and how its
+    times were set."""
+
+    evidence: MemoryEvidence
+    diagnostics: list[Diagnostic]
+    clock: str
+
+
+def log_evidence(path: Path) -> LogEvidence:
+    """The evidence of one saved `dmesg` log or `journalctl -k -o json` export."""
+    # the log's parser and classifier load for a saved log only: the store holds classified
+    # events
+    from corescope.analysis.classify import classify_saved_log
+    from corescope.evidence.memory import MemoryEvidence
+    from corescope.rootfs import read_capped
+    from corescope.sources.artifacts.content import as_utf8
+    from corescope.sources.kmsg import anchor_clock, parse_saved_log
+
+    try:
+        # capped, and no devices: `/dev/zero` is an error, not a MemoryError; a pipe
+        # (`--file <(dmesg)`) is read to its end
+        data = read_capped(path, MAX_LOG_BYTES, allow_pipe=True)
+    except OSError as exc:
+        raise InvalidInput(f"cannot read {path}: {exc.strerror or exc}") from exc
+    records, diags = parse_saved_log(as_utf8(data), str(path))  # UTF-16, a BOM: as analyze
+    events, clock = classify_saved_log(records, anchor_clock())
+    return LogEvidence(MemoryEvidence(name=str(path), kernel_events=events), diags, clock)
+
+
+@dataclass
+class NodeEvidence:
+    """This node's evidence, the store's own status line when it could not take part, and
+    warnings for the user (a store that is there but unreadable)."""
+
+    evidence: Evidence
+    statuses: list[SensorStatus] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+
+
+def node_evidence(store_dir: Path, root: Root, runner: Runner, *, sample_seconds: float = 0.0,
+                  kernel_ring: bool = False, history_s: float = 24 * 3600.0,
+                  now: bool = True) -> NodeEvidence:
+    """The store merged with a live read of the node. An analyzed store describes another
+    machine, and a window that ends in the past (`now` False) is not about the node as it is
+    today: then the live node is left out."""
+    # the live node's readers load only for the commands that look at it
+    from corescope.evidence.live import LiveEvidence
+    from corescope.evidence.merged import MergedEvidence
+    from corescope.evidence.store import StoreEvidence
+    from corescope.store.db import StoreError
+    from corescope.store.meta import is_analyzed
+
+    store: Store | None = None
+    unreadable: StoreError | None = None
+    try:
+        store = existing_store(store_dir)
+    except StoreError as exc:
+        unreadable = exc
+    if store is not None and (is_analyzed(store) or not now):
+        return NodeEvidence(StoreEvidence(store, runner))
+    live = LiveEvidence(root, runner, history_s=history_s)
+    if sample_seconds:
+        try:
+            live.sample_cores(sample_seconds)
+        except (OSError, ValueError) as exc:
+            if store is not None:
+                store.close()
+            raise MissingTool(f"cannot sample per-core CPU time: {exc}") from exc
+    if kernel_ring:
+        live.read_kernel_ring(_recorded_skew(store))
+    live.read_cgroups()
+    live.read_restarts()
+    if store is not None:
+        return NodeEvidence(MergedEvidence(StoreEvidence(store, runner), live))
+    if unreadable is not None:
+        # said as a warning too: a command that shows only some sensor lines must not hide it
+        return NodeEvidence(live, [SensorStatus("store", False, f"{unreadable}; live read only")],
+                            [f"{unreadable}; reading the live node only"])
+    return NodeEvidence(live, [SensorStatus(
+        "store", False, f"no store at {store_dir} (start `corescope record` to keep history); "
+        "only the live node was examined")])
+
+
+def _recorded_skew(store: Store | None) -> float | None:
+    """The kernel log clock's skew a recorder learned this boot (so lines only the ring still
+    holds sit where the recorder would have put them)."""
+    if store is None:
+        return None
+    from corescope.sources.clock import boot_wall_time
+    from corescope.store import events as store_events
+
+    return store_events.latest_skew(store, boot_wall_time())
