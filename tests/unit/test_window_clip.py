@@ -46,3 +46,12 @@ def test_ordinary_windows_are_kept() -> None:
     # nothing recorded: nothing to clip to
     w = resolve_window(NOW, since=0.0, until=4102444800.0, coverage=Coverage())
     assert (w.start, w.end) == (0.0, 4102444800.0)
+
+
+def test_a_window_reaches_now_until_a_minute_before_it() -> None:
+    from corescope.investigate.window import NOW_SLACK_S, reaches_now
+
+    now = 1_790_000_000.0
+    assert reaches_now(None, now) and reaches_now(now, now)
+    assert reaches_now(now - NOW_SLACK_S, now)
+    assert not reaches_now(now - NOW_SLACK_S - 1, now)

@@ -14,6 +14,16 @@ from corescope.timeparse import iso
 SLACK_S = 3600.0
 
 
+# A window whose end is within this of now is about the node as it is: the live node joins the
+# store's evidence (doctor, diagnose, zombies); one that ended earlier is history.
+NOW_SLACK_S = 60.0
+
+
+def reaches_now(until: float | None, now: float) -> bool:
+    """Whether a window ending at `until` (None: now) is about the node as it is now."""
+    return until is None or until >= now - NOW_SLACK_S
+
+
 class WindowError(InvalidInput, ValueError):
     """A window that cannot be: the message says why."""
 

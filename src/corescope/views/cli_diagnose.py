@@ -9,6 +9,7 @@ import click
 
 from corescope.investigate import Investigation, investigate
 from corescope.investigate.build import Options
+from corescope.investigate.window import reaches_now
 from corescope.render.json_contract import diagnosis_json
 from corescope.render.text import print_diagnosis
 from corescope.views.clitypes import (
@@ -61,8 +62,7 @@ def diagnose(obj: CliContext, paths: tuple[Path, ...], boot_time: float | None,
     else:
         from corescope.views.investigation_cli import node_evidence
 
-        now_ok = until is None or until >= time.time() - 60
-        ev, extra = node_evidence(obj, kernel_ring=True, now=now_ok)
+        ev, extra = node_evidence(obj, kernel_ring=True, now=reaches_now(until, time.time()))
         inv = investigate(ev, window_or_fail(ev.coverage(), since, until, last),
                           Options(node=node, host=_this_host(ev.name)))
         ev.close()

@@ -7,7 +7,7 @@ import time
 import click
 
 from corescope.investigate import Window, investigate
-from corescope.investigate.window import WindowError
+from corescope.investigate.window import WindowError, reaches_now
 from corescope.render.json_contract import doctor_json
 from corescope.render.text import print_doctor
 from corescope.sources.identity import cpu_count, hostname_of
@@ -44,7 +44,7 @@ def doctor(obj: CliContext, seconds: float, since: float | None, until: float | 
     if seconds < 1:
         fail("--seconds must be at least 1")
     # a window that ended in the past is about the record, not the node as it is now
-    now = until is None or until >= time.time() - 60
+    now = reaches_now(until, time.time())
     ev, extra = node_evidence(obj, sample_seconds=seconds if now else 0.0, kernel_ring=now,
                               now=now)
     live = getattr(ev, "live", ev)

@@ -15,6 +15,7 @@ from corescope.evidence.open import existing_store
 from corescope.evidence.store import StoreEvidence
 from corescope.investigate import Investigation, Window, investigate
 from corescope.investigate.build import Options
+from corescope.investigate.window import reaches_now
 from corescope.lab import zombies as labz
 from corescope.model.cgroups import ChurnCount, Thresholds
 from corescope.model.common import JSON_SCHEMA
@@ -77,7 +78,7 @@ def zombies(obj: CliContext, as_json: bool, watch: bool, interval: float, count:
         _watch(obj, opts, interval, count, last or DEFAULT_WINDOW_S, as_json)
         return
     ev, _ = node_evidence(obj, history_s=last or DEFAULT_WINDOW_S,
-                          now=until is None or until >= time.time() - 60)
+                          now=reaches_now(until, time.time()))
     window = window_or_fail(ev.coverage(), since, until, last, DEFAULT_WINDOW_S)
     inv = investigate(ev, window, opts, parts=("zombies",))
     ev.close()
