@@ -115,8 +115,14 @@ def test_record_listen_serves_and_warns_off_loopback(tmp_path) -> None:
                      "--no-profile", "--no-census", "--no-kmsg", "--no-netdev",
                      "--listen", "0.0.0.0:0")
     try:
-        line = proc.stderr.readline() + proc.stderr.readline()
-        assert "is not loopback" in line
+        # the warning and the address come first, in either order, with any other start-up
+        # line (a sensor that is off) between them
+        line = ""
+        for _ in range(20):
+            line += proc.stderr.readline()
+            if "is not loopback" in line and re.search(r"metrics on http://[^ ]+:\d+/", line):
+                break
+        assert "is not loopback" in line, line
         port = int(re.search(r"metrics on http://[^ ]+:(\d+)/metrics", line).group(1))
         deadline = time.monotonic() + 60
         text = ""

@@ -22,7 +22,7 @@ from corescope.investigate.diagnosis import (
     Link,
     Verdict,
 )
-from corescope.investigate.hypotheses import HYPOTHESIS_MODULES
+from corescope.investigate.hypotheses import HYPOTHESIS_MODULES, declared
 from corescope.investigate.hypotheses.common import (
     benign_incidents,
     fact,
@@ -35,23 +35,23 @@ from corescope.investigate.model import IncidentView, Investigation
 from corescope.model.cgroups import Thresholds
 from corescope.model.events import PrecedingEpisode
 
-# root causes that explain incidents, strongest claim first on equal scores
-PRIMARY = ("zombie_memcg_leak", "irq_softirq_saturation", "hardware_fault", "memory_pressure",
-           "cpu_contention", "hypervisor_steal")
-FALLBACK = ("zombie_leak_no_harm", "crash_loop", "healthy")
+# What each hypothesis module declares (its DECLARED), gathered once.
+_DECLARED = declared()
+# root causes that explain incidents, strongest claim first on equal scores; then those that
+# stand only when none of these does
+PRIMARY = tuple(sorted((n for n, d in _DECLARED.items() if d.primary),
+                       key=lambda n: _DECLARED[n].rank))
+FALLBACK = tuple(sorted((n for n, d in _DECLARED.items() if not d.primary),
+                        key=lambda n: _DECLARED[n].rank))
 # root causes whose claim is "a saturated core preceded the incidents": weighed by how
 # surprising that correlation is
-CORRELATED = ("zombie_memcg_leak", "irq_softirq_saturation")
-LEAKS = ("zombie_memcg_leak", "zombie_leak_no_harm")
+CORRELATED = tuple(n for n, d in _DECLARED.items() if d.correlated)
+LEAKS = tuple(n for n, d in _DECLARED.items() if d.leak)
 # the evidence that counts the incidents each root cause accounts for. A cause that explains
 # the node's incidents outranks one that is only present (CPU contention or memory stalls
 # beside NIC resets a starved core preceded): scores say how sure each claim is, not how
 # much of what happened it explains.
-EXPLAINS = {"zombie_memcg_leak": ("preceded_by_system_time_core",),
-            "irq_softirq_saturation": ("incidents_after_softirq_core",),
-            "hardware_fault": ("nic_incidents_without_starved_core", "hardware_errors"),
-            "memory_pressure": ("oom_kills",),
-            "hypervisor_steal": ("incidents_after_steal",)}
+EXPLAINS = {n: d.explains for n, d in _DECLARED.items() if d.explains}
 
 
 def explained(h: Hypothesis) -> int:

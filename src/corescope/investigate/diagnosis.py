@@ -8,9 +8,25 @@ from typing import Any
 
 SUPPORTED, RULED_OUT, NOT_MEASURED = "supported", "ruled_out", "not_measured"
 
-ROOT_CAUSES = ("zombie_memcg_leak", "zombie_leak_no_harm", "irq_softirq_saturation",
-               "hardware_fault", "cpu_contention", "memory_pressure", "hypervisor_steal",
-               "crash_loop", "healthy", "undetermined")
+UNDETERMINED = "undetermined"  # the verdict when no hypothesis stands
+
+
+@dataclass(frozen=True)
+class Declared:
+    """What a hypothesis module says about itself (its `DECLARED`), read by diagnose, the
+    renderers and the lab. `primary`: a root cause that explains incidents, ranked by `rank`
+    (the stronger claim first on equal scores); otherwise a fallback, in `rank` order, that
+    stands only when no primary one does. `explains`: the evidence keys counting the
+    incidents it accounts for. `correlated`: its claim is that a saturated core preceded the
+    incidents (weighed by how surprising that is). `leak`: a zombie-memcg verdict, whose
+    culprit may come from a crash loop. `advice`: what to do next ({culprit}, {cpu})."""
+
+    primary: bool
+    rank: int
+    advice: str
+    explains: tuple[str, ...] = ()
+    correlated: bool = False
+    leak: bool = False
 
 
 @dataclass(frozen=True)

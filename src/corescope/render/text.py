@@ -21,26 +21,19 @@ def where_of(e: KernelEvent) -> str:
     return " ".join(x for x in (e.driver, e.device, e.iface) if x)
 
 
-# What to do next, by verdict ({culprit}, {cpu}: the verdict's; "?" when unknown). Advice
-# only: corescope never acts on a node.
-NEXT = {
-    "zombie_memcg_leak": "stop the leak at its source ({culprit}: why does it restart?); the "
-                         "dying memcgs go as their pages are reclaimed; meanwhile keep the "
-                         "NIC queue IRQs off cpu{cpu} or slow the walker's stats reads",
-    "zombie_leak_no_harm": "fix the restarts of {culprit} before the count reaches the "
-                           "threshold; watch `corescope zombies`",
-    "irq_softirq_saturation": "spread the NIC queue IRQs over more cores (irqbalance, "
-                              "/proc/irq/N/smp_affinity, RPS) so cpu{cpu} is not alone",
-    "hardware_fault": "drain the node and have the hardware checked ({culprit}); "
-                      "`ethtool -S` and the EDAC counters say which part",
-    "cpu_contention": "find what oversubscribes the CPUs (run-queue wait per CPU, PSI) and "
-                      "cap or move it",
-    "memory_pressure": "raise the memory limit of, or fix, what hits it ({culprit})",
-    "hypervisor_steal": "the host does not run this vCPU: move the instance (stop/start) or "
-                        "ask the provider",
-    "crash_loop": "read why {culprit} exits (journalctl -u, crictl logs)",
-    "undetermined": "collect what was not measured (below) and run again",
-}
+# What to do when nothing stands; each hypothesis declares its own advice (DECLARED.advice).
+# Advice only: corescope never acts on a node.
+UNDETERMINED_ADVICE = "collect what was not measured (below) and run again"
+
+
+def advice_for(root_cause: str) -> str:
+    """What to do next for a verdict ({culprit}, {cpu}: the verdict's; "?" when unknown)."""
+    from corescope.investigate.diagnosis import UNDETERMINED
+    from corescope.investigate.hypotheses import declared
+
+    d = declared().get(root_cause)
+    return d.advice if d is not None else UNDETERMINED_ADVICE if root_cause == UNDETERMINED \
+        else ""
 
 
 def print_diagnosis(d: Diagnosis | None, hypotheses: bool = False) -> None:
@@ -66,7 +59,7 @@ def print_diagnosis(d: Diagnosis | None, hypotheses: bool = False) -> None:
              "other nodes set aside" if n["name"] else
              f"  node: could not tell which of the {n['nodes_listed']} listed nodes this is "
              "(name it with --node); no pod tagged with a node is blamed")
-    advice = NEXT.get(v.root_cause)
+    advice = advice_for(v.root_cause)
     if advice:
         echo("  next: " + advice.format(culprit=v.culprit or "?",
                                         cpu="?" if v.hot_cpu is None else v.hot_cpu))

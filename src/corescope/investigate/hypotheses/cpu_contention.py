@@ -4,12 +4,15 @@ tell contention from one heavy task."""
 
 from __future__ import annotations
 
-from corescope.investigate.diagnosis import NOT_MEASURED, RULED_OUT, SUPPORTED, Hypothesis
+from corescope.investigate.diagnosis import NOT_MEASURED, RULED_OUT, SUPPORTED, Declared, Hypothesis
 from corescope.investigate.hypotheses.common import fact
 from corescope.investigate.model import Investigation
 from corescope.model.cgroups import Thresholds
 
 NAME = "cpu_contention"
+DECLARED = Declared(
+    primary=True, rank=4,
+    advice="find what oversubscribes the CPUs (run-queue wait per CPU, PSI) and cap or move it")
 # CPU PSI "some" avg10 at or above this, or run-queue wait per CPU-second above this share
 PSI_SOME = 25.0
 WAIT_SHARE = 0.25

@@ -3,12 +3,15 @@ leaks nothing (it is what leaked the memcgs in the incident)."""
 
 from __future__ import annotations
 
-from corescope.investigate.diagnosis import NOT_MEASURED, RULED_OUT, SUPPORTED, Hypothesis
+from corescope.investigate.diagnosis import NOT_MEASURED, RULED_OUT, SUPPORTED, Declared, Hypothesis
 from corescope.investigate.hypotheses.common import fact
 from corescope.investigate.model import Investigation
 from corescope.model.cgroups import Thresholds
 
 NAME = "crash_loop"
+DECLARED = Declared(
+    primary=False, rank=1,
+    advice="read why {culprit} exits (journalctl -u, crictl logs)")
 RESTARTS_PER_HOUR = 6.0  # a restart every 10 minutes or faster
 CHURN_PER_HOUR = 60.0  # child cgroups removed under one parent per hour
 SURE_PER_HOUR = 60.0

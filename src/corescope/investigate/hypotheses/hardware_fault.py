@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections import Counter
 
-from corescope.investigate.diagnosis import NOT_MEASURED, RULED_OUT, SUPPORTED, Hypothesis
+from corescope.investigate.diagnosis import NOT_MEASURED, RULED_OUT, SUPPORTED, Declared, Hypothesis
 from corescope.investigate.hypotheses.common import (
     NIC_KINDS,
     after_steal,
@@ -22,6 +22,10 @@ from corescope.model.cgroups import Thresholds
 from corescope.model.events import KernelEvent
 
 NAME = "hardware_fault"
+DECLARED = Declared(
+    primary=True, rank=2, explains=("nic_incidents_without_starved_core", "hardware_errors"),
+    advice="drain the node and have the hardware checked ({culprit}); `ethtool -S` and the EDAC "
+           "counters say which part")
 # NIC faults with no starved core before them must repeat to be the device's: one reset
 # that healed itself is what a host pause or a switch flap leaves too
 MIN_REPEATS = 2

@@ -4,12 +4,15 @@ are under the threshold."""
 
 from __future__ import annotations
 
-from corescope.investigate.diagnosis import NOT_MEASURED, RULED_OUT, SUPPORTED, Hypothesis
+from corescope.investigate.diagnosis import NOT_MEASURED, RULED_OUT, SUPPORTED, Declared, Hypothesis
 from corescope.investigate.hypotheses.common import fact, real_incidents
 from corescope.investigate.model import Investigation
 from corescope.model.cgroups import Thresholds
 
 NAME = "healthy"
+DECLARED = Declared(
+    primary=False, rank=2,
+    advice="")
 # the whole machine this busy (median second, every CPU's non-idle time): saturated, and
 # whether that is load or contention takes run-queue wait or CPU PSI to tell
 MACHINE_BUSY_PCT = 75.0

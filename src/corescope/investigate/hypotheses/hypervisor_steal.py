@@ -3,7 +3,7 @@ It explains the NIC stalls that follow steal on a core serving the stalled queue
 
 from __future__ import annotations
 
-from corescope.investigate.diagnosis import NOT_MEASURED, RULED_OUT, SUPPORTED, Hypothesis
+from corescope.investigate.diagnosis import NOT_MEASURED, RULED_OUT, SUPPORTED, Declared, Hypothesis
 from corescope.investigate.hypotheses.common import (
     STEAL_PCT,
     after_steal,
@@ -16,6 +16,9 @@ from corescope.investigate.model import Investigation
 from corescope.model.cgroups import Thresholds
 
 NAME = "hypervisor_steal"
+DECLARED = Declared(
+    primary=True, rank=5, explains=("incidents_after_steal",),
+    advice="the host does not run this vCPU: move the instance (stop/start) or ask the provider")
 
 
 def evaluate(inv: Investigation, thr: Thresholds) -> Hypothesis:

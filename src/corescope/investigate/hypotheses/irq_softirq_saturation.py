@@ -13,7 +13,14 @@ incident: it is counted apart and says nothing for this hypothesis."""
 
 from __future__ import annotations
 
-from corescope.investigate.diagnosis import NOT_MEASURED, RULED_OUT, SUPPORTED, Fact, Hypothesis
+from corescope.investigate.diagnosis import (
+    NOT_MEASURED,
+    RULED_OUT,
+    SUPPORTED,
+    Declared,
+    Fact,
+    Hypothesis,
+)
 from corescope.investigate.hypotheses.common import (
     NET_RX,
     SOFT_SHARE,
@@ -29,6 +36,10 @@ from corescope.model.cores import Episode
 from corescope.model.events import SoftirqSample
 
 NAME = "irq_softirq_saturation"
+DECLARED = Declared(
+    primary=True, rank=1, explains=("incidents_after_softirq_core",), correlated=True,
+    advice="spread the NIC queue IRQs over more cores (irqbalance, /proc/irq/N/smp_affinity, "
+           "RPS) so cpu{cpu} is not alone")
 # NET_RX on the saturated core is "raised" at this many times its own rate before the episode
 # (or, with no rows before it, the other CPUs' median), and at least this many per second
 NET_RX_RAISED = 3.0

@@ -7,13 +7,16 @@ import re
 from collections import Counter
 from dataclasses import dataclass
 
-from corescope.investigate.diagnosis import NOT_MEASURED, RULED_OUT, SUPPORTED, Hypothesis
+from corescope.investigate.diagnosis import NOT_MEASURED, RULED_OUT, SUPPORTED, Declared, Hypothesis
 from corescope.investigate.hypotheses.common import fact, real_incidents
 from corescope.investigate.model import Investigation
 from corescope.model.cgroups import RestartRecord, Thresholds
 from corescope.model.events import KernelEvent
 
 NAME = "memory_pressure"
+DECLARED = Declared(
+    primary=True, rank=3, explains=("oom_kills",),
+    advice="raise the memory limit of, or fix, what hits it ({culprit})")
 PSI_SOME = 20.0  # memory PSI some avg10, %
 ALLOCSTALL_PER_S = 1.0
 

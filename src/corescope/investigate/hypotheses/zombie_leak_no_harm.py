@@ -3,12 +3,16 @@ and no incident yet: a warning with the projected crossing."""
 
 from __future__ import annotations
 
-from corescope.investigate.diagnosis import NOT_MEASURED, RULED_OUT, SUPPORTED, Hypothesis
+from corescope.investigate.diagnosis import NOT_MEASURED, RULED_OUT, SUPPORTED, Declared, Hypothesis
 from corescope.investigate.hypotheses.common import fact, leak_source_facts
 from corescope.investigate.model import Investigation
 from corescope.model.cgroups import Thresholds
 
 NAME = "zombie_leak_no_harm"
+DECLARED = Declared(
+    primary=False, rank=0, leak=True,
+    advice="fix the restarts of {culprit} before the count reaches the threshold; watch `corescope "
+           "zombies`")
 WITHIN_S = 7 * 86400.0  # a crossing further away than a week is not worth a warning
 
 

@@ -6,7 +6,7 @@ threshold and a system-time episode preceded the incidents)."""
 
 from __future__ import annotations
 
-from corescope.investigate.diagnosis import NOT_MEASURED, RULED_OUT, SUPPORTED, Hypothesis
+from corescope.investigate.diagnosis import NOT_MEASURED, RULED_OUT, SUPPORTED, Declared, Hypothesis
 from corescope.investigate.hypotheses.common import (
     Walker,
     candidate_cpus,
@@ -22,6 +22,11 @@ from corescope.investigate.model import Investigation
 from corescope.model.cgroups import Thresholds
 
 NAME = "zombie_memcg_leak"
+DECLARED = Declared(
+    primary=True, rank=0, explains=("preceded_by_system_time_core",), correlated=True, leak=True,
+    advice="stop the leak at its source ({culprit}: why does it restart?); the dying memcgs go as "
+           "their pages are reclaimed; meanwhile keep the NIC queue IRQs off cpu{cpu} or slow the "
+           "walker's stats reads")
 # a walker whose memcg samples are at least this share of the hot core's kernel time
 MIN_WALK_SHARE = 0.2
 # below this many dying memcgs a walk over them costs nothing worth a reset
