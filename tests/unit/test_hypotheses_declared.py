@@ -29,7 +29,7 @@ def test_diagnose_reads_the_declarations() -> None:
     assert not set(diagnose.PRIMARY) & set(diagnose.FALLBACK)
     ranks = [declared()[n].rank for n in diagnose.PRIMARY]
     assert ranks == sorted(ranks)
-    assert diagnose.EXPLAINS == {n: d.explains for n, d in declared().items() if d.explains}
+    assert {n: d.explains for n, d in declared().items() if d.explains} == diagnose.EXPLAINS
 
 
 def test_what_a_hypothesis_explains_is_evidence_it_writes() -> None:
