@@ -90,7 +90,7 @@ def test_restart_sensor_keeps_every_container_beside_a_lone_surrogate(
         sensor.tick(t0 + 1000, time.monotonic() + census_mod.RESTARTS_REFRESH_S)
         got = {r.name.rsplit("/", 1)[-1]: r for r in cs.read_restarts(store, t0, t0 + 2000)}
     bad = "ecs-\\ud800agent\n[fake] line"
-    assert bad in got and "not valid UTF-8" in got[bad].detail["note"]
+    assert bad in got  # kept, the surrogate written as visible text
     restarted = {c["metadata"]["name"] for c in doc["containers"][1:]
                  if int(c["annotations"].get("io.kubernetes.container.restartCount", 0))}
     assert restarted and restarted <= set(got)  # every other container's restarts stored
@@ -124,3 +124,48 @@ def test_census_sensor_counts_churn_under_a_cgroup_not_valid_utf8(tmp_path: Path
         churn = {r.parent: r for r in cs.read_churn(store, 0, time.time() + 1)}
     assert churn["/pod\\udcff\\udcfe"].created == 3
     assert churn["/"].created == 2
+
+
+def _with_surrogate(text: str, old: str, new: str) -> str:
+    """The document with one name changed to hold a lone surrogate, written as JSON writes
+    it (the \\ud800 escape)."""
+    assert old in text
+    return text.replace(old, new, 1)
+
+
+def test_analyze_keeps_every_record_beside_a_lone_surrogate(tmp_path: Path) -> None:
+    """A journal export whose one MESSAGE holds a lone surrogate, a crictl listing and a
+    kubectl one whose one name does: every file imports whole, the bad names escaped
+    (before, SQLite refused the surrogate and the whole file was skipped)."""
+    from corescope.ingest import import_paths
+    from corescope.store.events import read_events
+
+    ev = FIXTURES / "events" / "journal_k.json"
+    d = tmp_path / "in"
+    d.mkdir()
+    (d / "journal.json").write_text(_with_surrogate(ev.read_text(), "eth0: TX q 5",
+                                                    "eth\\ud800: TX q 5"))
+    (d / "crictl.json").write_text(_with_surrogate((TOOLS / "crictl_ps.json").read_text(),
+                                                   '"name": "ecs-agent"',
+                                                   '"name": "ecs-\\udc80agent"'))
+    with Store.open(tmp_path / "s") as st:
+        rep = import_paths([d], st)
+        events = read_events(st, 0, 4e9)
+        names = {r.name for r in cs.read_restarts(st, 0, 4e9)}
+    status = {f.path.rsplit("/", 1)[-1]: f for f in rep.files}
+    assert status["journal.json"].status != "skipped", status["journal.json"].reason
+    assert status["crictl.json"].status != "skipped", status["crictl.json"].reason
+    assert any("lone surrogate" in str(n) for n in status["journal.json"].diagnostics), \
+        status["journal.json"]
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    shutil.copy(ev, plain / "journal.json")
+    with Store.open(tmp_path / "s2") as st:
+        import_paths([plain], st)
+        want = read_events(st, 0, 4e9)
+    assert len(events) == len(want)
+    assert any("eth\\ud800: TX q 5" in e.raw for e in events)
+    assert any(n.endswith("/ecs-\\udc80agent") for n in names), names
+    # an emoji (a surrogate pair in JSON) is text, kept as it is
+    from corescope.model.text import valid_json_text
+    assert json.loads(valid_json_text('"\\ud83d\\ude00 \\\\ud800"')) == "\U0001f600 \\ud800"

@@ -4,6 +4,7 @@ accepts. Records from other users' names are made valid here before they are sto
 
 from __future__ import annotations
 
+import re
 from dataclasses import fields, is_dataclass, replace
 from typing import Any, TypeVar
 
@@ -46,6 +47,24 @@ def valid_record(record: T) -> tuple[T, bool]:
     bad: list[bool] = []
     changed = {f.name: _valid(getattr(record, f.name), bad) for f in fields(record)}
     return (replace(record, **changed) if bad else record), bool(bad)  # type: ignore[type-var]
+
+
+# in JSON text: an escaped backslash (kept), a surrogate pair (kept), a lone surrogate escape
+_JSON_ESCAPES = re.compile(r"(\\\\)|(\\u[dD][89abAB][0-9a-fA-F]{2}\\u[dD][c-fC-F][0-9a-fA-F]{2})"
+                           r"|\\(u[dD][89a-fA-F][0-9a-fA-F]{2})")
+
+
+def _visible(m: re.Match[str]) -> str:
+    return m.group(0) if m.group(3) is None else "\\\\" + m.group(3)
+
+
+def valid_json_text(text: str) -> str:
+    """JSON text whose lone surrogate escapes (`"\\ud800"`, valid JSON, no valid Unicode)
+    are written as an escaped backslash, so they decode to the visible text `\\ud800`, as
+    `valid_text` writes them; surrogate pairs (an emoji) are kept."""
+    if "\\ud" not in text and "\\uD" not in text:
+        return text
+    return _JSON_ESCAPES.sub(_visible, text)
 
 
 def valid_json(value: Any) -> Any:

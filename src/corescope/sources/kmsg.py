@@ -32,6 +32,7 @@ from corescope.sources.kmsg_text import (  # noqa: F401 - the saved-log readers'
     plausible_wall,
     syslog_wall,
 )
+from corescope.sources.text import json_text
 
 # A /dev/kmsg read returns exactly one record; the kernel refuses (EINVAL) a buffer shorter
 # than the record, and records are at most CONSOLE_EXT_LOG_MAX (8 KiB) long.
@@ -181,7 +182,9 @@ def journal_objects(data: str | bytes, diags: list[Diagnostic] | None = None,
         return
     if isinstance(data, bytes):
         data = data.decode("utf-8", errors="replace")
-    text = data.replace("\x1e", "\n")  # json-seq record separators
+    # json-seq record separators; a lone surrogate escape in a MESSAGE decodes to visible
+    # text (SQLite refuses surrogates)
+    text = json_text(data.replace("\x1e", "\n"), diags, source)
     if text.lstrip().startswith("data: "):
         text = _SSE_DATA.sub("", text)
     import json  # only a journalctl export needs it, not every command that imports this

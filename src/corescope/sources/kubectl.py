@@ -17,7 +17,7 @@ from typing import Any
 
 from corescope.model.cgroups import RestartRecord
 from corescope.model.common import Diagnostic
-from corescope.sources.text import as_text
+from corescope.sources.text import as_text, json_text
 from corescope.sources.units import display_cells, table_columns
 
 # kubectl's pod table (pkg/printers/internalversion printPod): NAME READY STATUS RESTARTS AGE,
@@ -86,7 +86,7 @@ def parse_kubectl_json(text: str | bytes, t: float = 0.0, source: str = "kubectl
                        ) -> tuple[list[RestartRecord], list[Diagnostic]]:
     diags: list[Diagnostic] = []
     try:
-        doc = json.loads(as_text(text))
+        doc = json.loads(json_text(text, diags, source))
     except (ValueError, RecursionError) as exc:
         return [], [Diagnostic(source, f"not JSON: {exc}")]
     pods = doc.get("items") if isinstance(doc, dict) and doc.get("kind") != "Pod" else [doc]

@@ -23,7 +23,7 @@ from corescope.rootfs import Root
 from corescope.runner import Runner, RunResult, ToolMissing
 from corescope.sources.artifacts.dates import EPOCH_MAX
 from corescope.sources.kmsg import journal_objects
-from corescope.sources.text import as_text
+from corescope.sources.text import as_text, json_text
 
 RESTART_MESSAGE_ID = "5eb03494b6584870a536b337290809b3"
 SYSTEMCTL_PROPS = ("Id", "NRestarts", "SubState", "ActiveState", "Result", "ControlGroup",
@@ -162,7 +162,7 @@ def parse_crictl_ps(text: str | bytes, t: float = 0.0, source: str = "crictl ps 
     (pod, container name) with the highest attempt / restartCount annotation seen."""
     diags: list[Diagnostic] = []
     try:
-        doc = json.loads(as_text(text))
+        doc = json.loads(json_text(text, diags, source))
     except (ValueError, RecursionError):
         return [], [Diagnostic(source, "not JSON")]
     items = doc.get("containers") if isinstance(doc, dict) else None
@@ -389,7 +389,7 @@ def _docker_json_lines(lines: list[str], source: str) -> tuple[list[DockerPs], l
     diags: list[Diagnostic] = []
     for lineno, line in enumerate(lines, 1):
         try:
-            d = json.loads(line)
+            d = json.loads(json_text(line, diags, source))
         except (ValueError, RecursionError):
             diags.append(Diagnostic(source, f"not JSON: {line[:60]!r}", lineno))
             continue
@@ -483,7 +483,7 @@ def parse_docker_inspect(text: str | bytes, t: float = 0.0, source: str = "docke
                          ) -> tuple[list[RestartRecord], list[Diagnostic]]:
     """`docker inspect ID...`: a JSON array with RestartCount and State per container."""
     try:
-        doc = json.loads(as_text(text))
+        doc = json.loads(json_text(text))
     except (ValueError, RecursionError):
         return [], [Diagnostic(source, "not JSON")]
     if not isinstance(doc, list):
