@@ -201,6 +201,7 @@ READER_CHECK_S = 0.25
 READER_UNCHECKED = ("core_blocks",)
 
 
+_SHM_NAME = os.fsencode(DB_NAME + "-shm")
 # connections whose close would have written an immutable mapping (see Store._close_conn)
 _ABANDONED: list[sqlite3.Connection] = []
 
@@ -361,7 +362,7 @@ class Store:
         one statx (about a microsecond) before each statement, so that an immutable -shm
         is an error a sensor reports, not a SIGBUS that kills the recorder."""
         if self._dir_fd >= 0:
-            flag = unwritable_flag(self._dir_fd, DB_NAME + "-shm")
+            flag = unwritable_flag(self._dir_fd, _SHM_NAME)
             if flag is not None:
                 raise StoreError(f"store file {self.directory / (DB_NAME + '-shm')} is {flag} "
                                  "(chattr): the store cannot be used until it is writable")

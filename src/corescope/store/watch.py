@@ -15,6 +15,7 @@ from __future__ import annotations
 import contextlib
 import os
 import struct
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -27,6 +28,7 @@ _STATX_TYPE_INO = 0x001 | 0x100
 # struct statx: u32 mask, u32 blksize, u64 attributes (at 8), ..., u64 attributes_mask (at 56)
 _STATX_SIZE = 256
 _ATTRS_AT, _ATTRS_MASK_AT = 8, 56
+_U64 = struct.Struct("=Q")
 
 # how the recorder's files are named inside the store directory (store/db.py, journal.py)
 STORE_FILES = ("corescope.db", "corescope.db-wal", "corescope.db-shm", "cores.journal")
@@ -37,29 +39,35 @@ DB_GONE = "db_gone"  # the directory is there, its database was unlinked or repl
 UNWRITABLE = "unwritable"  # immutable or append-only files, or a read-only filesystem
 
 _statx: Any = None  # libc's statx, looked up on first use (False: not there)
+_bufs = threading.local()  # one result buffer per thread, made once
 
 
-def unwritable_flag(dir_fd: int, name: str) -> str | None:
+def unwritable_flag(dir_fd: int, name: str | bytes) -> str | None:
     """'immutable' or 'append-only' when the inode flags of `name` in the directory `dir_fd`
     forbid writing it (chattr +i / +a), else None (also when it is absent, or libc has no
     statx). statx(2) reads them by name: opening the file to ask (FS_IOC_GETFLAGS) would
     not do, because closing any descriptor on a file drops every POSIX lock the process
-    holds on it, SQLite's included."""
+    holds on it, SQLite's included. About a microsecond."""
     global _statx
     if _statx is None:
         import ctypes
 
-        _statx = getattr(ctypes.CDLL(None, use_errno=True), "statx", False)
-        if _statx:
-            _statx.argtypes = (ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_uint,
-                               ctypes.c_char_p)
+        fn = getattr(ctypes.CDLL(None, use_errno=True), "statx", None)
+        if fn is not None:
+            fn.argtypes = (ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_uint,
+                           ctypes.c_void_p)
+        _statx = fn or False
     if not _statx:
         return None
-    buf = bytes(_STATX_SIZE)
-    if _statx(dir_fd, os.fsencode(name), _AT_SYMLINK_NOFOLLOW, _STATX_TYPE_INO, buf) != 0:
+    buf = getattr(_bufs, "buf", None)
+    if buf is None:
+        import ctypes
+
+        buf = _bufs.buf = ctypes.create_string_buffer(_STATX_SIZE)  # statx writes here
+    raw = name if isinstance(name, bytes) else os.fsencode(name)
+    if _statx(dir_fd, raw, _AT_SYMLINK_NOFOLLOW, _STATX_TYPE_INO, buf) != 0:
         return None
-    attrs = struct.unpack_from("=Q", buf, _ATTRS_AT)[0]
-    attrs &= struct.unpack_from("=Q", buf, _ATTRS_MASK_AT)[0]
+    attrs = _U64.unpack_from(buf, _ATTRS_AT)[0] & _U64.unpack_from(buf, _ATTRS_MASK_AT)[0]
     if attrs & STATX_ATTR_IMMUTABLE:
         return "immutable"
     if attrs & STATX_ATTR_APPEND:
