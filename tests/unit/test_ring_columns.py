@@ -272,3 +272,21 @@ def test_sweep_spares_a_column_file_a_query_is_writing(tmp_path: Path) -> None:
     old = young.stat().st_mtime - ring.ORPHAN_AGE_S - 1
     os.utime(young, (old, old))
     assert ring.sweep_orphans(store) == 1 and not young.exists()
+
+
+def test_first_seen_same_groups_packed_or_row_wise() -> None:
+    import numpy as np
+
+    from corescope.evidence.ring_profile import _first_seen
+
+    rng = np.random.default_rng(7)
+    small = rng.integers(0, 5, size=(500, 3))
+    # spans too wide to pack into one integer: numpy's row-wise unique
+    wide = small * np.array([1, 1 << 40, 1 << 40])
+    for keys in (small, wide):
+        first, gid = _first_seen(keys)
+        want: dict[tuple[int, ...], int] = {}
+        for i, row in enumerate(map(tuple, keys.tolist())):
+            want.setdefault(row, i)
+        assert first.tolist() == list(want.values())
+        assert [tuple(keys[first[g]].tolist()) for g in gid] == list(map(tuple, keys.tolist()))

@@ -102,12 +102,35 @@ def ring_profile(store: Store, runner: Runner, wall_start: float, wall_end: floa
 
 def _first_seen(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(row of each distinct key's first occurrence, each row's group), groups numbered in
-    order of first occurrence: the order counting sample by sample would meet them in."""
-    _u, first, inv = np.unique(keys, return_index=True, return_inverse=True, axis=0)
+    order of first occurrence: the order counting sample by sample would meet them in.
+    `keys`: one column, or rows of several (packed into one integer when their ranges fit:
+    a 1-d sort is several times faster than numpy's row-wise unique)."""
+    if keys.ndim == 2:
+        keys = _packed(keys)
+    _u, first, inv = np.unique(keys, return_index=True, return_inverse=True,
+                               axis=0 if keys.ndim == 2 else None)
     order = np.argsort(first, kind="stable")
     rank = np.empty_like(order)
     rank[order] = np.arange(order.size)
     return first[order], rank[np.asarray(inv).reshape(-1)]
+
+
+def _packed(keys: np.ndarray) -> np.ndarray:
+    """Rows of integer columns as one int64 each (mixed radix over each column's range), or
+    the rows as they are when the ranges do not fit in 63 bits."""
+    if not keys.size:
+        return keys
+    lo = keys.min(axis=0)
+    spans = (keys.max(axis=0) - lo + 1).tolist()
+    total = 1
+    for s in spans:
+        total *= int(s)
+    if total >= 1 << 63:
+        return keys
+    out = np.zeros(keys.shape[0], dtype=np.int64)
+    for j, s in enumerate(spans):
+        out = out * int(s) + (keys[:, j] - lo[j])
+    return out
 
 
 def _add_rows(prof: Profile, cols: pcols.Columns, rows: np.ndarray, offset: float,
