@@ -111,6 +111,8 @@ StackKey = tuple[str, int, tuple[Frame, ...]]  # comm, pid, frames leaf first
 
 
 WEIGHTS = ("period", "samples")
+# (self, total) sample counts per (function, kernel)
+FunctionCounts = tuple[Counter[tuple[str, bool]], Counter[tuple[str, bool]]]
 UNKNOWN_PID = -1  # the stack key's pid where the header printed only a thread id
 
 
@@ -215,7 +217,7 @@ class Profile:
         denom = self.drawn_samples or 1
         return [StackShare(c, f, n, 100.0 * n / denom) for (c, f), n in by.most_common(limit)]
 
-    def function_counts(self) -> tuple[Counter[tuple[str, bool]], Counter[tuple[str, bool]]]:
+    def function_counts(self) -> FunctionCounts:
         """(self, total) sample counts per (function, kernel)."""
         selfc: Counter[tuple[str, bool]] = Counter()
         total: Counter[tuple[str, bool]] = Counter()
@@ -228,9 +230,11 @@ class Profile:
                 total[key] += n
         return selfc, total
 
-    def top_functions(self, limit: int = 20) -> list[FunctionShare]:
-        """Functions by self share, then total share, of the non-idle samples."""
-        selfc, total = self.function_counts()
+    def top_functions(self, limit: int = 20, counts: FunctionCounts | None = None
+                      ) -> list[FunctionShare]:
+        """Functions by self share, then total share, of the non-idle samples. `counts`:
+        function_counts() when the caller has it already (it walks every stack's frames)."""
+        selfc, total = counts or self.function_counts()
         denom = self.drawn_samples or 1
         keys = sorted((k for k in total if k[0] not in NOT_FUNCTIONS),
                       key=lambda k: (-selfc.get(k, 0), -total[k], k[0]))[:limit]
@@ -240,8 +244,9 @@ class Profile:
             for k in keys
         ]
 
-    def top_functions_by_total(self, limit: int = 20) -> list[FunctionShare]:
-        selfc, total = self.function_counts()
+    def top_functions_by_total(self, limit: int = 20, counts: FunctionCounts | None = None
+                               ) -> list[FunctionShare]:
+        selfc, total = counts or self.function_counts()
         denom = self.drawn_samples or 1
         keys = sorted((k for k in total if k[0] not in NOT_FUNCTIONS),
                       key=lambda k: (-total[k], -selfc.get(k, 0), k[0]))[:limit]

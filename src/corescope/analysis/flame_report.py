@@ -12,8 +12,9 @@ from corescope.analysis.flame import Change, FunctionShare, Profile, diff
 def top_functions(profile: Profile, limit: int = 20) -> list[FunctionShare]:
     """The heaviest functions by self share and by total share, heaviest total first, so a
     hot leaf and the hot path above it both show."""
-    by_self = profile.top_functions(limit)
-    by_total = profile.top_functions_by_total(limit)
+    counts = profile.function_counts()  # once for both tables
+    by_self = profile.top_functions(limit, counts)
+    by_total = profile.top_functions_by_total(limit, counts)
     seen: dict[tuple[str, bool], FunctionShare] = {}
     for f in by_self + by_total:
         seen.setdefault((f.name, f.kernel), f)
