@@ -94,7 +94,7 @@ def main() -> None:
         assert q(old, w_one, False) == got_one
         t_old = median_time(lambda: q(old, w_one, False), 7)
         print(f"same window, raw perf.data chunk (perf script at query time): "
-              f"{t_old * 1000:7.1f} ms; text chunk ÷ perf.data chunk: {t_one / t_old:.2f}")
+              f"{t_old * 1000:7.1f} ms; the column chunk ÷ perf.data chunk: {t_one / t_old:.4f}")
         big.close()
         one.close()
         old.close()
