@@ -20,3 +20,20 @@ def test_ring_copy_reads_back() -> None:
     for s in samples:
         assert [f.symbol for f in s.frames] == ["mem_cgroup_nr_lru_pages", "read"]
         assert s.frames[0].kernel and not s.frames[1].kernel
+
+
+def test_page_columns_and_profiles_take_folded_stacks_without_times() -> None:
+    # a ring chunk imported from folded stacks yields (sample, None): the per-minute columns
+    # cannot place it (left out), the window's profile counts it
+    from corescope.render import report_model
+
+    frames = (Frame("mem_cgroup_nr_lru_pages", "[kernel.kallsyms]", kernel=True),)
+    timed = StackSample("kubelet", 2201, 2207, 1, None, "cpu-clock", frames)
+    folded = StackSample("kubelet", 2201, 2207, None, None, "cpu-clock", frames, count=5)
+
+    def stacks(lo: float, hi: float, cpu: int | None):
+        return [(timed, 1793470010.0), (folded, None)]
+
+    cols = report_model._column_flames(stacks, 1, 1793470000.0, 1793470120.0, 60.0, 100)
+    assert [c["samples"] for c in cols] == [1]
+    assert report_model.profile_of(stacks, 1793470000.0, 1793470120.0, 1).samples == 6

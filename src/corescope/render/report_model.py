@@ -90,18 +90,19 @@ def heatmap(samples: Sequence[Any], cpus: list[int], mode: str, start: float,
 
 # ─── flames ─────────────────────────────────────────────────────────────────────────────
 
-StacksFn = Callable[[float, float, int | None], Iterable[tuple[Any, float]]]
+# (sample, wall time; None for folded stacks, which have no time)
+StacksFn = Callable[[float, float, int | None], Iterable[tuple[Any, float | None]]]
 
 
-def profile_of(stacks: StacksFn, lo: float, hi: float, cpu: int) -> Profile:
+def profile_of(stacks: StacksFn, lo: float, hi: float, cpu: int | None) -> Profile:
     prof = Profile()
     for sample, _wall in stacks(lo, hi, cpu):
         prof.add(sample)
     return prof
 
 
-def baseline_of(stacks: StacksFn, cpu: int, lo: float, hi: float, gap: float,
-                profile: Callable[[StacksFn, float, float, int], Profile] = profile_of
+def baseline_of(stacks: StacksFn, cpu: int | None, lo: float, hi: float, gap: float,
+                profile: Callable[[StacksFn, float, float, int | None], Profile] = profile_of
                 ) -> tuple[Profile | None, str]:
     """The window's baseline, as `flame --diff auto` takes it: same length ending `gap`
     before; when the evidence does not reach back that far, the stretch just before.
@@ -115,7 +116,7 @@ def baseline_of(stacks: StacksFn, cpu: int, lo: float, hi: float, gap: float,
     return None, "no profile before the window"
 
 
-def flame_entry(fid: str, kind: str, cpu: int, lo: float, hi: float, prof: Profile,
+def flame_entry(fid: str, kind: str, cpu: int | None, lo: float, hi: float, prof: Profile,
            max_nodes: int, baseline: Profile | None = None, note: str = "",
            **extra: Any) -> dict[str, Any]:
     out: dict[str, Any] = {"id": fid, "kind": kind, "cpu": cpu, "start": _r(lo, 3),
@@ -134,6 +135,8 @@ def _column_flames(stacks: StacksFn, cpu: int, start: float, end: float, col_s: 
     t0 = math.floor(start / col_s) * col_s
     cols: dict[int, Profile] = {}
     for sample, wall in stacks(start, end, cpu):
+        if wall is None:  # a folded stack: no time to place it in a column
+            continue
         k = int((wall - t0) // col_s)
         prof = cols.get(k)
         if prof is None:

@@ -367,7 +367,7 @@ def host_check(host: str, port: int) -> Callable[[str], bool]:
 
 def make_server(host: str, port: int, backend: Backend,
                 log: Callable[[str], None] | None = None) -> Server:
-    cls = Server
+    cls: type[Server] = Server
     if ":" in host:
         cls = type("Server6", (Server,), {"address_family": socket.AF_INET6})
     logger = log or _stderr

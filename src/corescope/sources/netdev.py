@@ -25,7 +25,7 @@ TRIGGERS: dict[str, tuple[str, dict[str, object]]] = {
     "missing_tx_cmpl": ("nic_tx_stall", {"signal": "missing_tx_cmpl"}),
     "suspected_poll_starvation": ("nic_tx_stall", {"signal": "suspected_poll_starvation"}),
 }
-_PER_QUEUE = [
+_PER_QUEUE: list[tuple[re.Pattern[str], str, dict[str, object]]] = [
     # ENA: queue_5_tx_missed_tx
     (re.compile(r"^queue_(\d+)_tx_missed_tx$"), "nic_tx_stall", {"signal": "missing_tx_cmpl"}),
     # virtio_net: tx0_tx_timeouts

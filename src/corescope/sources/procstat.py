@@ -309,10 +309,10 @@ class CoreDeltas:
                     self._vals, self._prev = vals, None
                     return CoreSample(t=t, interval_s=interval_s,
                                       deltas=PackedRows(self._ids, d))
-        cur = parse_proc_stat(data, self._source)
-        before = self._prev_stat()
-        out = delta(before, cur, t, interval_s)
-        self._remember(carry(before, cur))
+        now = parse_proc_stat(data, self._source)
+        prior = self._prev_stat()
+        out = delta(prior, now, t, interval_s)
+        self._remember(carry(prior, now))
         return out
 
 

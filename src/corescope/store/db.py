@@ -274,6 +274,7 @@ class Store:
         """For the recorder: open the store, and if it is corrupt, move it aside (kept, 0600,
         named with the time) and start a fresh one, saying so, so recording goes on."""
         directory = Path(directory)
+        problem: str | None
         try:
             store = cls.open(directory)
         except StoreError as exc:

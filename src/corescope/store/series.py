@@ -120,7 +120,8 @@ def _decode_row(t: float, interval_s: float, payload: bytes) -> CoreSample:
 
 # --- columnar blocks -------------------------------------------------------------------------
 
-_WIDTH_DTYPE = {1: np.dtype(np.uint8), 2: np.dtype(np.uint16), 4: np.dtype(np.uint32)}
+_WIDTH_DTYPE: dict[int, np.dtype] = {1: np.dtype(np.uint8), 2: np.dtype(np.uint16),
+                                     4: np.dtype(np.uint32)}
 
 
 def _block_parts(t: np.ndarray, interval_s: np.ndarray, cpus: np.ndarray, ticks: np.ndarray,

@@ -105,7 +105,8 @@ class EvidenceBackend:
                 ring_profile(ev.store, ev.runner, start, end, cpu, heat=heat)
             else:
                 for s, wall in ev.stacks(start, end, cpu, []):
-                    heat.add(wall, is_idle(s))
+                    if wall is not None:  # folded stacks have no time to place
+                        heat.add(wall, is_idle(s))
             data = heat.to_json()
             data["cpu"] = cpu
             return data

@@ -87,8 +87,8 @@ def parse_date_line(line: str) -> float | None:
         zone = m.group(8)
         if zone and len(zone) == 3:  # "+05"
             zone += "00"
-        t = zoned_epoch(y, mo, d, h, mi, s, zone)
-        return t if t is not None and EPOCH_MIN <= t <= EPOCH_MAX else None
+        at = zoned_epoch(y, mo, d, h, mi, s, zone)
+        return at if at is not None and EPOCH_MIN <= at <= EPOCH_MAX else None
     return _parse_words(text)
 
 
