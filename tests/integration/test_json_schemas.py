@@ -15,24 +15,26 @@ from jsonschemas import SCHEMAS, check, errors
 
 
 @pytest.fixture(scope="module")
-def hour(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str, dict]:
+def hour(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str, dict, dict]:
+    # the store is analyzed here, not by one of the tests: pytest-xdist may run this module's
+    # tests on different workers, each with its own copy of the fixture
     d = tmp_path_factory.mktemp("schemas")
     scen, store = d / "zc", str(d / "store")
     want = run_cli_json("lab", "scenario", "--kind", "zombie_chain", "--seed", "3", "--cpus", "4",
                         "--duration", "10m", "-o", str(scen), "--json", timeout=300)
-    return scen, store, want
+    analyzed = run_cli_json("--store", store, "analyze", str(scen), "--json", timeout=600)
+    return scen, store, want, analyzed
 
 
-def test_lab_scenario(hour: tuple[Path, str, dict]) -> None:
-    scen, _store, want = hour
+def test_lab_scenario(hour: tuple[Path, str, dict, dict]) -> None:
+    scen, _store, want, _analyzed = hour
     check("lab-scenario", want)
     check("lab-scenario", json.loads((scen / "expected.json").read_text()))
 
 
-def test_every_reporting_command(hour: tuple[Path, str, dict]) -> None:
-    scen, store, _want = hour
-    outputs = {"analyze": run_cli_json("--store", store, "analyze", str(scen), "--json",
-                                       timeout=600)}
+def test_every_reporting_command(hour: tuple[Path, str, dict, dict]) -> None:
+    _scen, store, _want, analyzed = hour
+    outputs = {"analyze": analyzed}
     for name in ("cores", "events", "report", "zombies", "diagnose"):
         outputs[name] = run_cli_json("--store", store, name, "--last", "1h", "--json")
     outputs["doctor"] = run_cli_json("--store", store, "doctor", "--json")
@@ -62,8 +64,8 @@ def test_inventory_and_fleet_diff(tmp_path: Path) -> None:
     assert diff["differences"] and diff["skipped"]
 
 
-def test_a_schema_refuses_what_breaks_the_contract(hour: tuple[Path, str, dict]) -> None:
-    _scen, store, _want = hour
+def test_a_schema_refuses_what_breaks_the_contract(hour: tuple[Path, str, dict, dict]) -> None:
+    _scen, store, _want, _analyzed = hour
     cores = run_cli_json("--store", store, "cores", "--last", "1h", "--json")
     assert not errors("cores", {**cores, "added_by_a_newer_version": [1]})  # additions are fine
     for broken in ({k: v for k, v in cores.items() if k != "schema"},
