@@ -119,13 +119,16 @@ class EvidenceBackend:
             from corescope.evidence.ring_profile import ring_profile  # numpy: on demand
 
             stacks = _stacks(ev)
-            profile = report_model.profile_of
+            profile: Callable[[report_model.StacksFn, float, float, int | None], Profile] = \
+                report_model.profile_of
             if isinstance(ev, StoreEvidence):  # only the range's chunks, counted by stack id
                 store, runner = ev.store, ev.runner
 
-                def profile(_s: report_model.StacksFn, lo: float, hi: float,
-                            cpu: int | None) -> Profile:
+                def from_ring(_s: report_model.StacksFn, lo: float, hi: float,
+                              cpu: int | None) -> Profile:
                     return ring_profile(store, runner, lo, hi, cpu)
+
+                profile = from_ring
 
             prof = profile(stacks, start, end, cpu)
             base, note = (report_model.baseline_of(stacks, cpu, start, end,
