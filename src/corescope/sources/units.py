@@ -32,6 +32,18 @@ RESTART_ANNOTATION = "io.kubernetes.container.restartCount"
 DOCKER_SOCKET = "/var/run/docker.sock"  # the client's default engine endpoint
 
 
+def _obj(d: dict[str, Any], key: str) -> dict[str, Any]:
+    """d[key] when it is an object, else an empty one (a listing's optional sections)."""
+    v = d.get(key)
+    return v if isinstance(v, dict) else {}
+
+
+def _str(d: dict[str, Any], key: str, default: str = "") -> str:
+    """d[key] when it is a string, else `default`."""
+    v = d.get(key)
+    return v if isinstance(v, str) else default
+
+
 def _int(value: Any) -> int | None:
     if isinstance(value, bool):
         return None
@@ -129,15 +141,15 @@ def parse_journal_restarts(text: str | bytes, source: str = "journalctl -o json"
     out: list[JournalRestart] = []
     diags: list[Diagnostic] = []
     # any of journalctl's JSON forms (json, json-pretty, json-seq, json-sse)
-    for n, entry in enumerate(journal_objects(as_text(text), diags, source), 1):
+    for k, entry in enumerate(journal_objects(as_text(text), diags, source), 1):
         if not isinstance(entry, dict):
-            diags.append(Diagnostic(source, f"entry {n} is not an object"))
+            diags.append(Diagnostic(source, f"entry {k} is not an object"))
             continue
         if _field(entry, "MESSAGE_ID") != RESTART_MESSAGE_ID:
             continue
         unit = _field(entry, "UNIT") or _field(entry, "USER_UNIT")
         if not unit:
-            diags.append(Diagnostic(source, f"restart entry {n} without UNIT"))
+            diags.append(Diagnostic(source, f"restart entry {k} without UNIT"))
             continue
         msg = _field(entry, "MESSAGE") or ""
         n = _int(_field(entry, "N_RESTARTS"))
@@ -180,9 +192,9 @@ def _crictl_records(items: list[Any], t: float, source: str, diags: list[Diagnos
         if not isinstance(c, dict):
             diags.append(Diagnostic(source, f"containers[{i}] is not an object"))
             continue
-        meta = c.get("metadata") if isinstance(c.get("metadata"), dict) else {}
-        labels = c.get("labels") if isinstance(c.get("labels"), dict) else {}
-        ann = c.get("annotations") if isinstance(c.get("annotations"), dict) else {}
+        meta = _obj(c, "metadata")
+        labels = _obj(c, "labels")
+        ann = _obj(c, "annotations")
         name = meta.get("name") or labels.get("io.kubernetes.container.name")
         if not isinstance(name, str) or not name:
             diags.append(Diagnostic(source, f"containers[{i}] has no name"))
@@ -205,7 +217,7 @@ def _crictl_records(items: list[Any], t: float, source: str, diags: list[Diagnos
         cid = c.get("id")
         if isinstance(cid, str) and cid and len(entry["ids"]) < 32:
             entry["ids"].append(cid[:64])  # an OOM line or a cgroup path names it
-        state = c.get("state") if isinstance(c.get("state"), str) else ""
+        state = _str(c, "state")
         if state == "CONTAINER_EXITED":
             entry["exited"] += 1
         created = _int(c.get("createdAt"))
@@ -396,8 +408,7 @@ def _docker_json_lines(lines: list[str], source: str) -> tuple[list[DockerPs], l
         if not isinstance(d, dict) or not isinstance(d.get("ID"), str):
             diags.append(Diagnostic(source, "entry without ID", lineno))
             continue
-        vals = {k: d.get(k) if isinstance(d.get(k), str) else ""
-                for k in ("ID", "Names", "Image", "Status", "State")}
+        vals = {k: _str(d, k) for k in ("ID", "Names", "Image", "Status", "State")}
         out.append(_ps_row(vals["ID"], vals["Names"], vals["Image"], vals["Status"],
                            vals["State"]))
     return out, diags
@@ -494,10 +505,10 @@ def parse_docker_inspect(text: str | bytes, t: float = 0.0, source: str = "docke
         if not isinstance(c, dict) or not isinstance(c.get("Id"), str):
             diags.append(Diagnostic(source, f"[{i}] has no Id"))
             continue
-        st = c.get("State") if isinstance(c.get("State"), dict) else {}
-        hc = c.get("HostConfig") if isinstance(c.get("HostConfig"), dict) else {}
-        pol = hc.get("RestartPolicy") if isinstance(hc.get("RestartPolicy"), dict) else {}
-        name = c.get("Name") if isinstance(c.get("Name"), str) else c["Id"][:12]
+        st = _obj(c, "State")
+        hc = _obj(c, "HostConfig")
+        pol = _obj(hc, "RestartPolicy")
+        name = _str(c, "Name", c["Id"][:12])
         detail: dict[str, Any] = {"restart_policy": pol.get("Name"),
                                   "exit_code": st.get("ExitCode"), "id": c["Id"][:12]}
         created = rfc3339(c.get("Created"))
@@ -506,7 +517,7 @@ def parse_docker_inspect(text: str | bytes, t: float = 0.0, source: str = "docke
         out.append(RestartRecord(
             t=t, kind="docker-container", name=name.lstrip("/") or c["Id"][:12],
             restarts=_int(c.get("RestartCount")),
-            state=st.get("Status") if isinstance(st.get("Status"), str) else "",
+            state=_str(st, "Status"),
             cgroup=c["Id"],
             detail=detail,
         ))
