@@ -69,10 +69,11 @@ def test_perf_killed_is_restarted_and_rss_limit_rotates(tmp_path: Path) -> None:
 
 
 def test_sensor_ring_past_budget_keeps_newest_under_budget(tmp_path: Path) -> None:
-    # text chunks (symbolised at close) are small on a quiet machine: a budget a few chunks
-    # deep, and wait until the ring has really dropped one
+    # a budget a few chunks deep, and wait until the ring has really dropped one. Chunks are
+    # short and sampled at 49 Hz: on a loaded machine every sample is a deep, distinct busy
+    # stack, and 5 s chunks at 99 Hz each outgrew the whole budget (nothing could be kept)
     budget = 20_000
-    opts = RecordOptions(profile_hz=99, profile_chunk_s=5.0, profile_max_bytes=budget)
+    opts = RecordOptions(profile_hz=49, profile_chunk_s=2.0, profile_max_bytes=budget)
     env = SensorEnv(Root.of(None), Runner(), tmp_path / "s", opts)
     with Store.open(tmp_path / "s") as store:
         s = ProfileSensor(env)
