@@ -21,7 +21,7 @@ test:
 	@scripts/setup.sh test
 	$(PY) -m ruff check src tests bench
 	$(PY) -m mypy
-	$(PY) -m pytest -q -n $(TEST_WORKERS) tests/unit tests/integration tests/browser
+	$(PY) -m pytest -q -n $(TEST_WORKERS) tests/unit tests/cli tests/integration tests/browser
 	$(PY) -m pytest -q tests/live
 
 lint:

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import _common  # noqa: F401  (puts src/ and tests/ on the path)
 from corescope.render.html_report import render
-from scenario_pages import generated_hour, page_of
+from support.scenario_pages import generated_hour, page_of
 
 SIZE_GOAL = 5e6
 PAINT_GOAL_MS = 2000.0

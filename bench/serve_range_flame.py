@@ -25,9 +25,9 @@ from _profile_common import REPO, env
 sys.path.insert(0, str(REPO / "tests"))
 sys.path.insert(0, str(REPO / "src"))
 
-from chromium import CHROMIUM_ARGS, chromium_path
 from corescope.store import profiles as ring
 from corescope.store.db import Store
+from support.chromium import CHROMIUM_ARGS, chromium_path
 
 CLICKS = int(os.environ.get("BENCH_CLICKS", "15"))
 

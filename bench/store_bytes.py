@@ -11,7 +11,7 @@ from corescope.sources.frames import load_frames
 from corescope.sources.replay import replay_samples
 from corescope.store.db import Store
 from corescope.store.series import SeriesWriter, count_core_seconds, read_samples
-from synth_procstat import write_replay
+from support.synth_procstat import write_replay
 
 SECONDS = 1800
 

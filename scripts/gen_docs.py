@@ -3,7 +3,7 @@
 docs/commands/<command>.md page (a page is created when a command has none), every man
 page in docs/man/, and the list of registered artifact kinds in docs/artifacts.md. The prose
 around each generated block is hand-written and kept.
-`--check` writes nothing and exits 1 when something is out of date (tests/unit/test_docs.py
+`--check` writes nothing and exits 1 when something is out of date (tests/cli/test_docs.py
 runs the same comparison)."""
 
 from __future__ import annotations

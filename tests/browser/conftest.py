@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from chromium import ARTIFACTS, Visit  # noqa: F401  (the fixtures are in tests/conftest.py)
+from support.chromium import ARTIFACTS, Visit  # noqa: F401  (the fixtures are in tests/conftest.py)
 
 
 @dataclass
@@ -28,7 +28,7 @@ class Generated:
 @pytest.fixture(scope="session")
 def generated(tmp_path_factory: pytest.TempPathFactory) -> Generated:
     from corescope.render.html_report import render
-    from scenario_pages import generated_hour, page_of
+    from support.scenario_pages import generated_hour, page_of
 
     tmp = tmp_path_factory.mktemp("generated")
     hour = generated_hour(tmp)

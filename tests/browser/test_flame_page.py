@@ -6,8 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from conftest import FIXTURES, run_cli
 from corescope.views.flame_html import render_html
+from support import FIXTURES, run_cli
 
 CAPTURE = FIXTURES / "profiles" / "burner_idle.txt"
 # perf script names are tidied as stackcollapse-perf.pl tidies them (a space in a comm becomes

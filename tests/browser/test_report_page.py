@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from corescope.render.html_report import render
-from synth_incident import HOSTILE, page_model_of, zombie_chain_hour
+from support.synth_incident import HOSTILE, page_model_of, zombie_chain_hour
 
 
 def canvas_point(v: Any, t: float, cpu_row: int | None) -> tuple[float, float]:

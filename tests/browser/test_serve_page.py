@@ -12,7 +12,7 @@ import pytest
 
 from corescope.render.server import make_server
 from corescope.views.report_pages import EvidenceBackend
-from synth_incident import HOSTILE, evidence_of, zombie_chain_hour
+from support.synth_incident import HOSTILE, evidence_of, zombie_chain_hour
 
 
 def _serve(sc: Any) -> Iterator[str]:

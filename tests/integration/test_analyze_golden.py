@@ -13,7 +13,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from conftest import FIXTURES, run_cli, run_cli_json
+from support import FIXTURES, run_cli, run_cli_json
 
 GOLDEN = FIXTURES / "golden" / "analyze_zombie_chain_seed1.json"
 

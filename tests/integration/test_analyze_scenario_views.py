@@ -6,8 +6,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from conftest import run_cli, run_cli_json
 from corescope.investigate.hypotheses.common import MEMCG_WALK
+from support import run_cli, run_cli_json
 
 
 def test_every_command_reads_an_analyzed_hour(tmp_path: Path) -> None:

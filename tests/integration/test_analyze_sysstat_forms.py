@@ -7,7 +7,7 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-from conftest import FIXTURES, run_cli_json
+from support import FIXTURES, run_cli_json
 
 ART = FIXTURES / "artifacts"
 

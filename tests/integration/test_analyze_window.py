@@ -8,7 +8,7 @@ import json
 import shutil
 from pathlib import Path
 
-from conftest import FIXTURES, run_cli
+from support import FIXTURES, run_cli
 
 # the ENA driver's own stall and reset lines (ena_netdev.c), a day before the mpstat fixture
 STALL = ("2026-11-29T15:00:00,100000+00:00 ena 0000:00:05.0 eth0: TX q 5 is paused for too "

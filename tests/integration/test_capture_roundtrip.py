@@ -14,7 +14,6 @@ from typing import Any
 
 import zstandard
 
-from conftest import run_cli, run_cli_json
 from corescope.model.cgroups import (
     ChurnCount,
     Location,
@@ -29,6 +28,7 @@ from corescope.store import events as es
 from corescope.store.db import Store
 from corescope.store.profiles import add_text_chunk
 from corescope.store.series import SeriesWriter
+from support import run_cli, run_cli_json
 
 T0 = 1_796_000_000.25
 HOT, QUEUE = 3, 2

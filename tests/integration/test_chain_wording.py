@@ -11,13 +11,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from conftest import run_cli_json
 from corescope.analysis.classify import classify
 from corescope.model.events import KernelEvent
 from corescope.model.matrix import NF
 from corescope.store import events as store_events
 from corescope.store.db import Store
 from corescope.store.series import INSERT_BLOCK, block_row
+from support import run_cli_json
 
 STALL = ("ena 0000:00:05.0 eth0: TX hasn't completed, qid 1, index 801. 129 msecs since last "
          "interrupt, 5320 msecs since last napi execution, napi scheduled: 1")

@@ -9,11 +9,11 @@ import time
 
 import pytest
 
-from conftest import popen_cli, run_cli, run_cli_json
 from corescope.store import journal
 from corescope.store.db import Store
 from corescope.store.meta import get_meta
 from corescope.store.series import read_samples
+from support import popen_cli, run_cli, run_cli_json
 
 
 def test_kill_9_loses_nothing_committed(tmp_path):

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from conftest import run_cli, run_cli_json
+from support import run_cli, run_cli_json
 
 # (kind, seed, cpus): every class, and the chain on several shapes
 CASES = [

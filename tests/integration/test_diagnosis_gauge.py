@@ -6,9 +6,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from conftest import run_cli, run_cli_json
 from corescope.metrics.agent import diagnosis_gauge
 from corescope.runner import Runner
+from support import run_cli, run_cli_json
 
 
 def test_gauge_names_the_diagnosed_root_cause(tmp_path: Path) -> None:

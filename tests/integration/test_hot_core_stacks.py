@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from conftest import run_cli, run_cli_json
+from support import run_cli, run_cli_json
 
 
 @pytest.fixture(scope="module")

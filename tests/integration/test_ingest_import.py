@@ -21,10 +21,10 @@ from pathlib import Path
 
 import zstandard
 
-from conftest import FIXTURES, run_cli
 from corescope.ingest import import_paths
 from corescope.store.db import Store
 from corescope.store.imports import read_imports
+from support import FIXTURES, run_cli
 
 NCPU = 96
 HOT = 39

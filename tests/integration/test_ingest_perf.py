@@ -11,10 +11,10 @@ from pathlib import Path
 import pytest
 import zstandard
 
-from conftest import FIXTURES, run_cli, run_cli_json
 from corescope.sources.perf_script import parse_text
 from corescope.store import profiles as ring
 from corescope.store.db import Store
+from support import FIXTURES, run_cli, run_cli_json
 
 FIX = FIXTURES / "profiles"
 BOOT_TIME = 1796052546.158  # see tests/fixtures/profiles/README.md

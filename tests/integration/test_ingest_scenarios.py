@@ -68,7 +68,7 @@ def test_zombies_on_an_imported_store_reads_the_imported_node(tmp_path: Path) ->
     censuses and restart evidence, not this machine's cgroups."""
     import json
 
-    from conftest import run_cli
+    from support import run_cli
 
     exp = generate("zombie_chain", tmp_path / "hour", cpus=8, seed=5, duration_s=1800)
     with Store.open(tmp_path / "store") as store:

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from conftest import run_cli_json
-from jsonschemas import SCHEMAS, check, errors
+from support import run_cli_json
+from support.jsonschemas import SCHEMAS, check, errors
 
 
 @pytest.fixture(scope="module")

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from conftest import REPO, cli_env
-from synth_procstat import write_replay
+from support import REPO, cli_env
+from support.synth_procstat import write_replay
 
 
 def _make_doctor(args: str) -> subprocess.CompletedProcess[str]:

@@ -20,12 +20,12 @@ from typing import Any
 import numpy as np
 import pytest
 
-from conftest import cli_env, popen_cli, run_cli
 from corescope.lab.scenarios import generate
 from corescope.metrics import exporter
 from corescope.metrics.live import LiveMetrics
 from corescope.model.cores import CoreSample
 from corescope.model.packed import PackedRows
+from support import cli_env, popen_cli, run_cli
 
 PROMETHEUS_ACCEPT = ("application/openmetrics-text;version=1.0.0,"
                      "application/openmetrics-text;version=0.0.1;q=0.75,"

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from conftest import run_cli, run_cli_json
-from synth_procstat import write_replay
+from support import run_cli, run_cli_json
+from support.synth_procstat import write_replay
 
 T0 = 1_795_000_020.0  # aligned so the 4 s burn sits inside one 30 s and one 60 s window
 

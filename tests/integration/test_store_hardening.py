@@ -10,9 +10,9 @@ import stat
 
 import pytest
 
-from conftest import run_cli
 from corescope.store.db import DB_NAME, READER_UNCHECKED, Store, StoreError
-from synth_procstat import write_replay
+from support import run_cli
+from support.synth_procstat import write_replay
 
 T0 = 1_795_000_020.0  # in the past: `cores --last` reads a stopped record from its end
 

@@ -20,8 +20,8 @@ from typing import Any
 
 import pytest
 
-from conftest import cli_env, run_cli
 from corescope.lab.scenarios import generate
+from support import cli_env, run_cli
 
 # far above what these small stores need (~100 MB resident; Python, numpy and zstandard map
 # ~600 MB of address space), far below one per-second array over the asked-for window

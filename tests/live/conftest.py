@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import cli_env, popen_cli, run_cli, run_cli_json
+from support import cli_env, popen_cli, run_cli, run_cli_json
 
 
 @pytest.fixture(autouse=True)

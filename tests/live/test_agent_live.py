@@ -9,10 +9,10 @@ import sys
 import time
 from pathlib import Path
 
-from conftest import cli_env
 from corescope.sources import netdev
 from corescope.sources.ethtool import EthtoolReader
 from live.conftest import need_tool, recording_process
+from support import cli_env
 
 
 def _ethtool_s(iface: str) -> tuple[int, dict[str, int]]:

@@ -8,10 +8,10 @@ import subprocess
 import sys
 import time
 
-from conftest import cli_env, run_cli, run_cli_json
 from corescope.analysis.usage import sample_usage
 from corescope.sources.procstat import ProcStatReader, delta
 from live.conftest import burner, need_tool
+from support import cli_env, run_cli, run_cli_json
 
 MODES = ("usr", "nice", "sys", "iowait", "irq", "soft", "steal", "guest", "gnice", "idle")
 

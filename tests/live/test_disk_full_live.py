@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import popen_cli, run_cli, run_cli_json
+from support import popen_cli, run_cli, run_cli_json
 
 
 @pytest.fixture

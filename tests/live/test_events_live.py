@@ -13,7 +13,6 @@ from pathlib import Path
 
 import pytest
 
-from conftest import run_cli, run_cli_json
 from corescope.evidence.live import LiveEvidence
 from corescope.rootfs import Root
 from corescope.runner import Runner
@@ -31,8 +30,9 @@ from corescope.sources.interrupts import (
 from corescope.sources.kmsg import KmsgReader, anchor_clock, calibrate_with_marker, open_kmsg
 from corescope.store import events as store_events
 from corescope.store.db import Store
-from jsonschemas import check
 from live.conftest import burner, recording_process
+from support import run_cli, run_cli_json
+from support.jsonschemas import check
 
 
 def _env(tmp: Path, **opts: object) -> SensorEnv:

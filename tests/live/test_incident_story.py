@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from conftest import popen_cli, run_cli, run_cli_json
 from corescope.investigate.hypotheses.common import MEMCG_WALK
 from live.conftest import LabChain, lab_chain
+from support import popen_cli, run_cli, run_cli_json
 
 BURNER = "corescope-burn"
 

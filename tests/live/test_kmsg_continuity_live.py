@@ -13,11 +13,11 @@ import uuid
 from collections import Counter
 from pathlib import Path
 
-from conftest import cli_env, run_cli_json
 from corescope.sources.kmsg import KmsgReader, open_kmsg
 from corescope.store import events as store_events
 from corescope.store.db import Store
 from live.conftest import need_tool, recording_process
+from support import cli_env, run_cli_json
 
 RECORD = ("--no-profile", "--no-census", "--no-netdev")
 

@@ -14,8 +14,8 @@ import time
 import uuid
 from pathlib import Path
 
-from conftest import run_cli_json
 from live.conftest import recording_process, wait_for
+from support import run_cli_json
 
 
 def _oom_lines(pod_uid: str, container: str, pid: int) -> list[str]:

@@ -13,8 +13,8 @@ from typing import Any
 
 import pytest
 
-from conftest import popen_cli, run_cli, run_cli_json
 from live.conftest import lab_chain
+from support import popen_cli, run_cli, run_cli_json
 
 CPU = 1  # the lab burns CPU 1 (the team's rule for live tests)
 BURNER_FN = "read_iter_zero"  # lab hotcore: 1 MiB /dev/zero reads (read_iter_zero → iov_iter_zero)

@@ -12,7 +12,6 @@ from pathlib import Path
 
 import pytest
 
-from conftest import popen_cli
 from corescope.model.profiles import ProfileChunk
 from corescope.rootfs import Root
 from corescope.runner import Runner
@@ -22,6 +21,7 @@ from corescope.sources.perf import PerfRing, probe
 from corescope.store import profiles as ring
 from corescope.store.db import Store
 from live.conftest import wait_for
+from support import popen_cli
 
 
 @pytest.fixture(autouse=True)

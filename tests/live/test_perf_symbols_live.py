@@ -12,7 +12,6 @@ from pathlib import Path
 
 import pytest
 
-from conftest import FIXTURES, run_cli_json
 from corescope.model.profiles import ClockAnchor, ProfileChunk
 from corescope.rootfs import Root
 from corescope.runner import Runner
@@ -22,6 +21,7 @@ from corescope.sources.perf import capture_anchor, compress_file
 from corescope.store import profiles as ring
 from corescope.store.db import Store
 from live.conftest import wait_for
+from support import FIXTURES, run_cli_json
 
 TARGET = "corescope_spin_target"
 COMM = "cs-spin-sym"  # its own name: other sessions' loads never match it

@@ -11,11 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from conftest import cli_env, run_cli
 from corescope.analysis import pressure as ap
 from corescope.store import pressure as sp
 from corescope.store.db import Store
 from live.conftest import recording_process
+from support import cli_env, run_cli
 
 
 def _spinner(cpus: set[int], seconds: float) -> subprocess.Popen[str]:

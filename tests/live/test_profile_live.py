@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from conftest import popen_cli, run_cli, run_cli_json
+from support import popen_cli, run_cli, run_cli_json
 
 BURNER = "corescope-burn"
 KERNEL_FN = "read_iter_zero"  # lab hotcore: readv(/dev/zero) → do_readv → ... → read_iter_zero

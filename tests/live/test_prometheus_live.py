@@ -12,8 +12,8 @@ import urllib.parse
 import urllib.request
 from pathlib import Path
 
-from conftest import popen_cli
 from live.conftest import burner, need_tool
+from support import popen_cli
 
 SCRAPE_S = 30
 

@@ -10,10 +10,9 @@ import sys
 import time
 from pathlib import Path
 
-import pprof_proto
-from conftest import cli_env, run_cli
 from live.conftest import burner, need_tool
-from pyroscope_sink import Sink
+from support import cli_env, pprof_proto, run_cli
+from support.pyroscope_sink import Sink
 
 HZ = 97
 

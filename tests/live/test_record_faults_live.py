@@ -18,10 +18,10 @@ from pathlib import Path
 
 import pytest
 
-from conftest import popen_cli
 from corescope.store.db import Store
 from corescope.store.series import read_samples
 from live.conftest import need_tool, wait_for
+from support import popen_cli
 
 STORE_FILES = ("corescope.db", "corescope.db-wal", "corescope.db-shm", "cores.journal")
 CORES_ONLY = ("--no-profile", "--no-kmsg", "--no-census", "--no-netdev", "--no-pressure")

@@ -16,12 +16,12 @@ from typing import Any
 
 import pytest
 
-from conftest import popen_cli, run_cli, run_cli_json
 from corescope.lab.zombies import FILES
 from corescope.model.cgroups import LAB_NAME
 from corescope.rootfs import Root
 from corescope.sources.cgroups import read_layout
-from jsonschemas import check
+from support import popen_cli, run_cli, run_cli_json
+from support.jsonschemas import check
 
 
 def _memory_mount() -> Path:

@@ -7,7 +7,6 @@ import json
 
 import pytest
 
-from conftest import FIXTURES
 from corescope.evidence.base import Coverage, Span
 from corescope.investigate.window import resolve_window
 from corescope.model.common import Diagnostic
@@ -18,6 +17,7 @@ from corescope.sources.artifacts.dates import parse_day
 from corescope.sources.folded import parse_blocks
 from corescope.sources.kubectl import duration_s
 from corescope.sources.units import display_cells, table_columns
+from support import FIXTURES
 
 
 def _parse(kind: str, text: str) -> Parsed:

@@ -10,9 +10,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from conftest import FIXTURES
 from corescope.sources.artifacts import KIND_MODULES
 from corescope.sources.artifacts.content import decompress, module_for, sniff
+from support import FIXTURES
 
 ART = FIXTURES / "artifacts"
 TOOLS = FIXTURES / "zombies" / "tools"

@@ -13,7 +13,6 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from conftest import FIXTURES
 from corescope.analysis.usage import usage_of
 from corescope.sources.artifacts import (
     census_loop,
@@ -26,6 +25,7 @@ from corescope.sources.artifacts import (
 )
 from corescope.sources.artifacts.dates import parse_clock, parse_date_line, parse_day
 from corescope.sources.procstat import delta, parse_proc_stat
+from support import FIXTURES
 
 ART = FIXTURES / "artifacts"
 BTIME = 1796052546  # the capture VM's boot (its /proc/stat btime)

@@ -11,7 +11,6 @@ from pathlib import Path
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from conftest import FIXTURES
 from corescope.analysis.zombies import rank_locations
 from corescope.rootfs import Root
 from corescope.sources import cgroups as cg
@@ -22,6 +21,7 @@ from corescope.sources.cgwatch import (
     parse_inotify_events,
     snapshot_churn,
 )
+from support import FIXTURES
 
 Z = FIXTURES / "zombies"
 

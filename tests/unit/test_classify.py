@@ -8,10 +8,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from conftest import FIXTURES
 from corescope.analysis.classify import classify, classify_record, grep_patterns
 from corescope.model.events import KINDS, KmsgRecord
 from corescope.sources.kmsg import parse_dmesg, parse_journal_json, parse_kmsg_dump
+from support import FIXTURES
 
 FIX = FIXTURES / "events"
 

@@ -11,8 +11,8 @@ from collections import defaultdict
 
 import click
 
-from conftest import FIXTURES, cli_env, run_cli
 from corescope.views.cli import COMMAND_MODULES
+from support import FIXTURES, cli_env, run_cli
 
 
 def test_every_row_matches_what_its_module_registers() -> None:

@@ -12,9 +12,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import synth_procstat
-from conftest import FIXTURES
 from corescope.sources.procstat import SMALL_CPUS, CoreDeltas, carry, delta, parse_proc_stat
+from support import FIXTURES, synth_procstat
 
 D = FIXTURES / "procstat"
 SEQ = ["vm-2cpu-6.18.stat", "vm-2cpu-6.18.stat.next", "vm-2cpu-6.18.stat.next",

@@ -7,10 +7,10 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from conftest import FIXTURES
 from corescope.sources import units
 from corescope.sources.artifacts import units as art_units
 from corescope.sources.artifacts.content import sniff
+from support import FIXTURES
 
 T = FIXTURES / "zombies" / "tools"
 

@@ -8,7 +8,7 @@ import dataclasses
 
 from corescope.investigate import Window, investigate
 from corescope.render.text import print_diagnosis
-from synth_incident import T0, evidence_of, zombie_chain_hour
+from support.synth_incident import T0, evidence_of, zombie_chain_hour
 
 
 def _hypothesis(inv, name: str):  # type: ignore[no-untyped-def]

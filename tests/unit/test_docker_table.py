@@ -8,10 +8,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from conftest import FIXTURES
 from corescope.sources import units
 from corescope.sources.artifacts import units as art_units
 from corescope.sources.artifacts.content import sniff
+from support import FIXTURES
 
 T = FIXTURES / "zombies" / "tools"
 REF = [("ecs-agent", "restarting", 1), ("web", "running", None), ("oneshot", "exited", 3)]

@@ -17,8 +17,8 @@ from collections.abc import Iterator
 
 import pytest
 
-from conftest import FIXTURES
 from corescope.sources.artifacts import sysstat
+from support import FIXTURES
 
 ART = FIXTURES / "artifacts"
 CAPTURE_TZ = "XST0XDT-1,J1/0,J335/20:06:57"  # the rule the captures ran under

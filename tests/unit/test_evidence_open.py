@@ -8,7 +8,6 @@ from pathlib import Path
 
 import pytest
 
-from conftest import FIXTURES
 from corescope.errors import InvalidInput
 from corescope.evidence.live import LiveEvidence
 from corescope.evidence.merged import MergedEvidence
@@ -16,6 +15,7 @@ from corescope.evidence.open import existing_store, log_evidence, node_evidence
 from corescope.rootfs import Root
 from corescope.runner import Runner
 from corescope.store.db import Store, StoreError
+from support import FIXTURES
 
 NODE = Root(FIXTURES / "zombies" / "hybrid")
 

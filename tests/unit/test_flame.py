@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from conftest import FIXTURES
 from corescope.analysis.flame import Profile, diff, diff_folded, is_idle
 from corescope.analysis.flame_report import FlameReport, top_functions
 from corescope.model.profiles import Frame, StackSample
 from corescope.sources.perf_script import parse_text
+from support import FIXTURES
 
 FIX = FIXTURES / "profiles"
 

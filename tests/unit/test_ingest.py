@@ -8,12 +8,12 @@ from pathlib import Path
 
 import pytest
 
-from conftest import FIXTURES
 from corescope.ingest import import_paths
 from corescope.store.db import Store
 from corescope.store.events import read_events
 from corescope.store.imports import read_imports
 from corescope.store.series import read_samples
+from support import FIXTURES
 
 ART = FIXTURES / "artifacts"
 BTIME = 1796052546

@@ -12,8 +12,8 @@ import zstandard
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from conftest import FIXTURES
 from corescope.ingest.gather import MAX_TAR_DEPTH, Limits, gather
+from support import FIXTURES
 
 ART = FIXTURES / "artifacts"
 

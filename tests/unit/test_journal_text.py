@@ -10,12 +10,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from conftest import FIXTURES
 from corescope.sources.artifacts import units
 from corescope.sources.artifacts.content import module_for, sniff
 from corescope.sources.journal_text import text_entries, text_form
 from corescope.sources.kmsg import journal_objects, parse_saved_log
 from corescope.sources.units import parse_journal_restarts
+from support import FIXTURES
 
 ART = FIXTURES / "artifacts"
 FORMS = ("export", "verbose")

@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from kernel_logs import incidents
+from support.kernel_logs import incidents
 
 # a containerd container id
 _CID = "4c2ab0f9e0c1d2e3f4a5b6c7d8e9f0a1b2c3d4e5f6a7b8c9d0e1f2a3b4c5d6e7"
@@ -487,7 +487,7 @@ def test_a_daemon_line_pasted_without_its_stamp_is_not_a_link_event() -> None:
 
 
 def test_report_lines_stay_events_of_their_own_with_part_of() -> None:
-    from kernel_logs import events_of
+    from support.kernel_logs import events_of
 
     evs, _, _ = events_of(HW[0][2])
     assert [e.kind for e in evs] == ["hw_error"] + ["other"] * 4

@@ -11,8 +11,8 @@ import time
 import pytest
 
 from corescope.model.events import KernelEvent
-from kernel_logs import BOOT, events_of
-from kernel_logs import local as _local
+from support.kernel_logs import BOOT, events_of
+from support.kernel_logs import local as _local
 
 # --- saved-log forms: every form keeps each line's own time and is never taken for JSON ---
 

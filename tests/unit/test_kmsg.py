@@ -8,7 +8,6 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from conftest import FIXTURES
 from corescope.sources.kmsg import (
     ClockAnchor,
     KmsgReader,
@@ -22,6 +21,7 @@ from corescope.sources.kmsg import (
     unescape,
     wall_times,
 )
+from support import FIXTURES
 
 FIX = FIXTURES / "events"
 

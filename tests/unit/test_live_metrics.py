@@ -13,7 +13,7 @@ from corescope.metrics.live import MODES, LiveMetrics, mode_ratios
 from corescope.model.cores import CoreSample
 from corescope.model.packed import PackedRows
 from corescope.sources.procstat import delta, parse_proc_stat
-from synth_procstat import advance, initial, render
+from support.synth_procstat import advance, initial, render
 
 
 def _samples(n: int, hot: dict[int, set[int]], ncpu: int = 4, interval: float = 1.0,

@@ -181,7 +181,7 @@ def test_resolution_view_on_the_matrix_equals_the_per_sample_one(seed, n, ncpu):
 def test_cores_json_is_what_the_per_sample_code_printed(tmp_path):
     import json
 
-    from conftest import run_cli
+    from support import run_cli
 
     samples = random_record(11, 900, 6, 0.01, 0.05, 0.5, t0=1.7e9)  # a past, stopped record
     store = Store.open(tmp_path / "s")

@@ -8,13 +8,13 @@ import time
 
 import pytest
 
-from conftest import FIXTURES, parse_artifact
 from corescope.ingest import import_paths
 from corescope.model.events import SoftirqSample
 from corescope.sources.artifacts import sysstat
 from corescope.sources.artifacts.content import sniff
 from corescope.store import events as store_events
 from corescope.store.db import Store
+from support import FIXTURES, parse_artifact
 
 ART = FIXTURES / "artifacts"
 

@@ -8,12 +8,12 @@ from pathlib import Path
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from conftest import FIXTURES
 from corescope.model.events import serving_cpus
 from corescope.rootfs import Root
 from corescope.sources import interrupts as irqs
 from corescope.sources import netdev
 from corescope.sources.ethtool import EthtoolReader
+from support import FIXTURES
 
 FIX = FIXTURES / "events"
 

@@ -14,7 +14,6 @@ from pathlib import Path
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from conftest import FIXTURES
 from corescope.rootfs import Root
 from corescope.runner import RecordedRunner
 from corescope.sensors.base import RecordOptions, SensorEnv
@@ -23,6 +22,7 @@ from corescope.sources import interrupts as irqs
 from corescope.sources import netdev
 from corescope.store import events as store_events
 from corescope.store.db import Store
+from support import FIXTURES
 
 FIX = FIXTURES / "events"
 # (fixture, its previous reading or None, bus id → iface, ifaces)

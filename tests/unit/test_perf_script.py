@@ -7,8 +7,8 @@ import string
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from conftest import FIXTURES
 from corescope.sources.perf_script import parse, parse_text
+from support import FIXTURES
 
 FIX = FIXTURES / "profiles"
 

@@ -9,8 +9,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from conftest import FIXTURES
 from corescope.sources.perf_script import parse, parse_blocks
+from support import FIXTURES
 
 FIX = FIXTURES / "profiles"
 NAMES = ["burner_idle.txt", "garbage.txt", "inlined.txt", "truncated.txt",

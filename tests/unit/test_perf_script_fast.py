@@ -11,14 +11,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from conftest import FIXTURES
 from corescope.sources import perf_script as ps
 from corescope.sources.perf_script import Summary, parse, parse_blocks, summarize_blocks
+from support import FIXTURES
 
 FIX = FIXTURES / "profiles"
 CLEAN = ["burner_idle.txt", "two_events_default.txt", "inlined.txt", "spin_boot_ring.txt",
          "spin_boot_default.txt", "spin_realtime_ring.txt", "spin_realtime_default.txt"]
-# `perf script -F` lists without some header fields (tests/unit/test_perf_script_fields.py)
+# `perf script -F` lists without some header fields (tests/cli/test_perf_script_fields.py)
 FIELDS = ["fields_comm_tid.txt", "fields_tid_time.txt", "fields_comm_time.txt",
           "fields_comm_period.txt", "fields_tid_period_event.txt", "fields_cpu_time.txt",
           "fields_event.txt", "fields_pid_tid_cpu.txt", "fields_minus_comm_time.txt",

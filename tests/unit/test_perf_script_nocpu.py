@@ -8,11 +8,11 @@ from collections import Counter
 
 import pytest
 
-from conftest import FIXTURES
 from corescope.ingest import import_paths
 from corescope.sources import perf_script
 from corescope.sources.artifacts import perf_detect, perf_profiles
 from corescope.store.db import Store
+from support import FIXTURES
 
 PROF = FIXTURES / "profiles"
 CHAIN = ["nocpu_default.txt", "nocpu_fields.txt", "task_events.txt"]  # one recording, -g

@@ -7,9 +7,9 @@ from __future__ import annotations
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from conftest import FIXTURES
 from corescope.sources import folded, perf_script
 from corescope.sources.artifacts import perf_detect, perf_profiles
+from support import FIXTURES
 
 PROF = FIXTURES / "profiles"
 G_VARIANTS = ["variant_default_g.txt", "variant_ns.txt", "variant_period.txt",

@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from conftest import FIXTURES
 from corescope.analysis.flame import Profile
 from corescope.render.pprof import _varint, encode, to_pprof
 from corescope.sources.perf_script import parse_text
+from support import FIXTURES
 
 
 def test_varint() -> None:

@@ -9,7 +9,6 @@ from pathlib import Path
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from conftest import FIXTURES
 from corescope.analysis import pressure as ap
 from corescope.ingest import import_paths
 from corescope.lab.scenarios import generate
@@ -22,6 +21,7 @@ from corescope.sources import pressure as src
 from corescope.sources.artifacts.content import sniff
 from corescope.store import pressure as sp
 from corescope.store.db import Store
+from support import FIXTURES
 
 FX = FIXTURES / "pressure"
 

@@ -3,10 +3,10 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from conftest import FIXTURES
 from corescope.analysis.usage import machine_usage, sample_usage
 from corescope.model.cores import FIELDS
 from corescope.sources.procstat import delta, parse_proc_stat
+from support import FIXTURES
 
 D = FIXTURES / "procstat"
 

@@ -11,11 +11,10 @@ from typing import Any
 
 import pytest
 
-import pprof_proto
-from conftest import FIXTURES
 from corescope.metrics.pyroscope import build_pushes, send
 from corescope.sources.perf_script import parse_text
-from pyroscope_sink import Sink
+from support import FIXTURES, pprof_proto
+from support.pyroscope_sink import Sink
 
 
 @pytest.fixture

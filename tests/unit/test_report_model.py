@@ -11,7 +11,7 @@ import pytest
 
 from corescope.render import report_model
 from corescope.render.html_report import render
-from synth_incident import HOSTILE, T0, page_model_of, zombie_chain_hour
+from support.synth_incident import HOSTILE, T0, page_model_of, zombie_chain_hour
 
 
 @pytest.fixture(scope="module")

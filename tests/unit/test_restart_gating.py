@@ -9,7 +9,6 @@ from pathlib import Path
 
 import pytest
 
-from conftest import FIXTURES
 from corescope.rootfs import Root
 from corescope.runner import RecordedRunner, RunResult
 from corescope.sensors import census as census_mod
@@ -17,6 +16,7 @@ from corescope.sensors.base import RecordOptions, SensorEnv
 from corescope.sensors.census import CensusSensor, RestartSensor
 from corescope.store import census as cs
 from corescope.store.db import Store
+from support import FIXTURES
 
 T = FIXTURES / "zombies" / "tools"
 

@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from conftest import FIXTURES, parse_artifact
 from corescope.sources.artifacts import sadf_forms, sysstat
 from corescope.sources.artifacts.content import sniff
+from support import FIXTURES, parse_artifact
 
 ART = FIXTURES / "artifacts"
 SA_BIN = ART / "sar_burn_sa.bin"  # `sar -o sa.bin -P ALL 1 5` while one CPU burned

@@ -7,7 +7,7 @@ from __future__ import annotations
 import subprocess
 import sys
 
-from conftest import cli_env
+from support import cli_env
 
 _STRESS = r"""
 import threading

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from conftest import FIXTURES
 from corescope.analysis.flame import is_idle
 from corescope.analysis.subsecond import Heatmap
 from corescope.sources.perf_script import parse_text
+from support import FIXTURES
 
 
 def test_cells_count_non_idle_samples_by_second_and_20ms_offset() -> None:

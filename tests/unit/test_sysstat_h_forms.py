@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from conftest import FIXTURES
 from corescope.analysis.usage import usage_of
 from corescope.sources.artifacts import sysstat
+from support import FIXTURES
 
 ART = FIXTURES / "artifacts"
 

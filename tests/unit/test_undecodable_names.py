@@ -16,7 +16,6 @@ from pathlib import Path
 import pytest
 from test_netdev_kept import _nic_tree
 
-from conftest import FIXTURES
 from corescope.model.text import valid_text
 from corescope.render import term
 from corescope.rootfs import Root
@@ -27,6 +26,7 @@ from corescope.sensors.census import CensusSensor, RestartSensor
 from corescope.sensors.netdev import NetdevSensor
 from corescope.store import census as cs
 from corescope.store.db import Store
+from support import FIXTURES
 
 TOOLS = FIXTURES / "zombies" / "tools"
 BAD_NAMES = [b"eth\xff", b"\xc3(x", b"e\xed\xa0\x80", b"n\x1b[2J\xfe"]

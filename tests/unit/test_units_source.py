@@ -12,10 +12,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from conftest import FIXTURES
 from corescope.rootfs import Root
 from corescope.runner import RecordedRunner, RunResult
 from corescope.sources import units
+from support import FIXTURES
 
 T = FIXTURES / "zombies" / "tools"
 

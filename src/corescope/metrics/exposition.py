@@ -5,7 +5,7 @@ each scrape and escapes label values a character at a time (its OpenMetrics writ
 character against the UTF-8 name rules), about 0.6 ms of Python for our ~100 series. Here a
 family's HELP/TYPE lines are built once, a label set's text once per distinct set, and a scrape
 formats only the values. The output is prometheus-client's byte for byte
-(tests/unit/test_exporter.py renders the same families with it and compares).
+(tests/cli/test_exporter.py renders the same families with it and compares).
 """
 
 from __future__ import annotations

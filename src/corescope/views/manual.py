@@ -1,6 +1,6 @@
 """The reference generated from the click definitions: each command's option table (for
 docs/commands/<page>.md) and its man page (docs/man/*.1, from the option table plus the page's
-prose). `scripts/gen_docs.py` (`make docs`) writes them; tests/unit/test_docs.py fails when a
+prose). `scripts/gen_docs.py` (`make docs`) writes them; tests/cli/test_docs.py fails when a
 written file differs from what this module makes of the code, so the reference cannot drift."""
 
 from __future__ import annotations

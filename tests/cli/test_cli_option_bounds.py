@@ -7,9 +7,9 @@ from __future__ import annotations
 import click
 import pytest
 
-from conftest import FIXTURES, run_cli
 from corescope.views.cli import COMMAND_MODULES, cli, lab, load_module
 from corescope.views.clitypes import TimeValue
+from support import FIXTURES, run_cli
 
 LOG = str(FIXTURES / "events" / "dmesg_incidents.txt")
 

@@ -13,11 +13,11 @@ from typing import Any
 
 import pytest
 
-from conftest import popen_cli
 from corescope.render.server import make_server, parse_listen
 from corescope.store.db import Store
 from corescope.views.report_pages import EvidenceBackend
-from synth_incident import evidence_of, zombie_chain_hour
+from support import popen_cli
+from support.synth_incident import evidence_of, zombie_chain_hour
 
 
 @pytest.fixture(scope="module")
@@ -134,7 +134,7 @@ def test_record_imports_no_web_code(tmp_path: Path) -> None:
     import subprocess
     import sys
 
-    from conftest import cli_env
+    from support import cli_env
 
     code = ("import sys; from corescope.views import cli; cli.load_module("
             "'corescope.views.cli_record'); import corescope.recorder; "

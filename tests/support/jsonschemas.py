@@ -10,7 +10,7 @@ from typing import Any
 
 import jsonschema
 
-SCHEMAS = Path(__file__).resolve().parents[1] / "docs" / "json" / "v1"
+SCHEMAS = Path(__file__).resolve().parents[2] / "docs" / "json" / "v1"
 
 
 @cache

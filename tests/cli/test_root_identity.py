@@ -109,7 +109,7 @@ def test_nics_are_found_as_node_exporter_finds_them(tmp_path: Path) -> None:
 
 
 def test_doctor_inventory_and_zombies_name_the_tree(tmp_path: Path) -> None:
-    from conftest import run_cli
+    from support import run_cli
 
     tree = tmp_path / "tree"
     _w(tree, "proc/stat", "cpu  8 0 4 40 0 0 0 0 0 0\ncpu0 4 0 2 20 0 0 0 0 0 0\n"

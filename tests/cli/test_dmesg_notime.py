@@ -3,8 +3,8 @@ fixtures are one real capture in two forms (tests/fixtures/artifacts/README.md).
 
 from __future__ import annotations
 
-from conftest import FIXTURES, run_cli_json
 from corescope.sources.kmsg import parse_dmesg
+from support import FIXTURES, run_cli_json
 
 ART = FIXTURES / "artifacts"
 

@@ -14,7 +14,6 @@ from pathlib import Path
 
 import pytest
 
-from conftest import run_cli
 from corescope.analysis.classify import classify_record
 from corescope.analysis.reports import join_reports
 from corescope.lab.scenarios import KINDS, dmesg, generate, make_plan
@@ -23,6 +22,7 @@ from corescope.sources import perf_script
 from corescope.sources.interrupts import parse_proc_interrupts, queue_map
 from corescope.sources.kmsg import parse_saved_log
 from corescope.sources.units import parse_crictl_ps, parse_systemctl_show
+from support import run_cli
 
 SHORT = {"cpus": 8, "duration_s": 600}
 

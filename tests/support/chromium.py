@@ -19,7 +19,7 @@ from urllib.parse import urlparse
 
 import pytest
 
-ARTIFACTS = Path(__file__).resolve().parent / "browser" / "artifacts"
+ARTIFACTS = Path(__file__).resolve().parents[1] / "browser" / "artifacts"
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
                  "--disable-background-networking", "--disable-component-update",
                  "--disable-sync"]

@@ -8,9 +8,9 @@ import json
 import random
 from pathlib import Path
 
-from conftest import run_cli, run_cli_json
 from corescope.analysis.drift import diff
 from corescope.model.inventory import Inventory, NicInfo, from_json
+from support import run_cli, run_cli_json
 
 COMMON_UNITS = ("kubelet.service", "containerd.service", "ssh.service", "chrony.service")
 

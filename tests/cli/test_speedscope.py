@@ -8,7 +8,7 @@ from pathlib import Path
 
 import jsonschema
 
-from conftest import FIXTURES, run_cli
+from support import FIXTURES, run_cli
 
 CAPTURE = FIXTURES / "profiles" / "burner_idle.txt"
 

@@ -14,7 +14,6 @@ from pathlib import Path
 import pytest
 import zstandard
 
-from conftest import FIXTURES, run_cli, run_cli_json
 from corescope.model.events import KernelEvent
 from corescope.model.profiles import UNANCHORED
 from corescope.runner import Runner
@@ -24,6 +23,7 @@ from corescope.store import events as store_events
 from corescope.store import profiles as ring
 from corescope.store.db import Store
 from corescope.store.profile_query import ring_samples
+from support import FIXTURES, run_cli, run_cli_json
 
 FIX = FIXTURES / "profiles"
 BOOT_RING = FIX / "spin_boot_ring.txt"

@@ -14,8 +14,8 @@ from typing import Any
 
 import pytest
 
-from conftest import run_cli
 from corescope.model.inventory import Inventory, NicInfo
+from support import run_cli
 
 EVIL = "\x1b]0;pwned\x07\x1b[2J\x9b31m\u202e"
 

@@ -5,12 +5,12 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from conftest import FIXTURES, run_cli, run_cli_json
 from corescope.model.cores import CoreSample
 from corescope.model.events import KernelEvent, QueueIrq
 from corescope.store import events as store_events
 from corescope.store.db import Store
 from corescope.store.series import SeriesWriter
+from support import FIXTURES, run_cli, run_cli_json
 
 FIX = FIXTURES / "events"
 

@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from conftest import FIXTURES, run_cli, run_cli_json
 from corescope.rootfs import Root, read_capped
 from corescope.sources.procstat import ProcStatReader
+from support import FIXTURES, run_cli, run_cli_json
 
 HYBRID = FIXTURES / "zombies" / "hybrid"
 STAT = FIXTURES / "procstat" / "vm-2cpu-6.18.stat"

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from conftest import REPO, run_cli
+from support import REPO, run_cli
 
 DEPLOY = REPO / "deploy"
 

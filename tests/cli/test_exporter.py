@@ -18,7 +18,6 @@ import numpy as np
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
-from conftest import cli_env, popen_cli
 from corescope.metrics import exporter
 from corescope.metrics.agent import ListenError, parse_listen
 from corescope.metrics.live import LiveMetrics
@@ -26,6 +25,7 @@ from corescope.model.cgroups import MemcgCensus
 from corescope.model.cores import CoreSample
 from corescope.model.events import KernelEvent
 from corescope.model.packed import PackedRows
+from support import cli_env, popen_cli
 
 
 def _scrape(port: int) -> str:

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from conftest import run_cli
 from corescope.outfile import OutputError, write_output
+from support import run_cli
 
 
 def _victim(tmp_path: Path) -> Path:

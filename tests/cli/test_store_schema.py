@@ -6,9 +6,9 @@ import sqlite3
 
 import pytest
 
-from conftest import run_cli
 from corescope.store.db import DB_NAME, SCHEMA_VERSION, Store, StoreError
 from corescope.store.series import read_matrix
+from support import run_cli
 
 
 def test_a_new_store_has_the_current_version(tmp_path):

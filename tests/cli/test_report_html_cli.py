@@ -7,8 +7,8 @@ import json
 import re
 from pathlib import Path
 
-from conftest import run_cli
 from corescope.lab.scenarios import generate
+from support import run_cli
 
 
 def embedded(page: str) -> dict:

@@ -7,7 +7,6 @@ import shutil
 import time
 from pathlib import Path
 
-from conftest import FIXTURES, run_cli, run_cli_json
 from corescope.evidence.live import LiveEvidence
 from corescope.investigate import Investigation, Window, investigate
 from corescope.model.cgroups import ChurnCount, Location, MemcgCensus, RestartRecord, StatReadCost
@@ -17,6 +16,7 @@ from corescope.sensors.base import RecordOptions, SensorEnv
 from corescope.sensors.census import CensusSensor, RestartSensor
 from corescope.store import census as cs
 from corescope.store.db import Store
+from support import FIXTURES, run_cli, run_cli_json
 
 Z = FIXTURES / "zombies"
 T = Z / "tools"

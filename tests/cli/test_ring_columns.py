@@ -20,7 +20,6 @@ from pathlib import Path
 
 import pytest
 
-from conftest import FIXTURES, run_cli
 from corescope.analysis.flame import Profile, diff_folded
 from corescope.analysis.flame_report import FlameReport, top_table
 from corescope.analysis.subsecond import Heatmap
@@ -32,6 +31,7 @@ from corescope.store import profile_query
 from corescope.store import profiles as ring
 from corescope.store.db import Store
 from corescope.views.speedscope import Speedscope
+from support import FIXTURES, run_cli
 
 PROFILES = FIXTURES / "profiles"
 # (fixture, wall time its first sample maps to): one after the other on the wall clock

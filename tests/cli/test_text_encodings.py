@@ -14,11 +14,11 @@ from pathlib import Path
 
 import pytest
 
-from conftest import FIXTURES, run_cli_json
 from corescope.ingest import import_paths
 from corescope.sources.artifacts import content
 from corescope.store.db import Store
 from corescope.store.events import read_events
+from support import FIXTURES, run_cli_json
 
 ART = FIXTURES / "artifacts"
 

@@ -14,9 +14,9 @@ import sys
 from collections import Counter
 from pathlib import Path
 
-from conftest import FIXTURES, run_cli, run_cli_json
 from corescope.analysis.flame import Profile
 from corescope.sources.perf_script import parse_blocks, parse_text
+from support import FIXTURES, run_cli, run_cli_json
 
 FIX = FIXTURES / "profiles"
 FORMS = FIX / "stackcollapse_forms.txt"

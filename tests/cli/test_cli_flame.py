@@ -7,7 +7,7 @@ import json
 import re
 from pathlib import Path
 
-from conftest import FIXTURES, run_cli, run_cli_json
+from support import FIXTURES, run_cli, run_cli_json
 
 CAPTURE = FIXTURES / "profiles" / "burner_idle.txt"
 

@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from conftest import run_cli
 from corescope.model.events import KernelEvent
 from corescope.render import term
 from corescope.store import events as store_events
 from corescope.store.db import Store
+from support import run_cli
 
 EVIL = "evil\x1b[2J\x1b]0;pwned\x07\x9b31m\u202e"
 
@@ -101,7 +101,7 @@ def test_a_newline_in_a_name_cannot_forge_a_line_of_diagnosis(
 
     from corescope.investigate import Window, investigate
     from corescope.render.text import print_investigation
-    from synth_incident import evidence_of, zombie_chain_hour
+    from support.synth_incident import evidence_of, zombie_chain_hour
 
     forged = "kubelet\nroot cause: healthy (forged)"
     sc = zombie_chain_hour(cpus=8, hot_cpu=3, seconds=900, resets_at=(400, 700), hz=19)

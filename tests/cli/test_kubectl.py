@@ -12,11 +12,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from conftest import FIXTURES, run_cli_json
 from corescope.analysis.zombies import rank_suspects, restart_rates
 from corescope.sources.artifacts import units
 from corescope.sources.artifacts.content import sniff
 from corescope.sources.kubectl import duration_s, parse_kubectl_json, parse_kubectl_table
+from support import FIXTURES, run_cli_json
 
 TOOLS = FIXTURES / "zombies" / "tools"
 AGENT_UID = "7c4b5a3e-1f2d-4b8c-a9e6-5d3c2b1a0f98"

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import pytest
 
-from conftest import FIXTURES, run_cli, run_cli_json
 from corescope.sources import folded, perf_layout, perf_script
 from corescope.sources.artifacts import perf_detect, perf_profiles
 from corescope.sources.perf_import import NO_TIME
@@ -19,6 +18,7 @@ from corescope.sources.perf_script import (
     parse_text,
     summarize_blocks,
 )
+from support import FIXTURES, run_cli, run_cli_json
 
 FIX = FIXTURES / "profiles"
 DEFAULT = (FIX / "fields_default.txt").read_text()

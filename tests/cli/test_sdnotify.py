@@ -7,8 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from conftest import cli_env
 from corescope import sdnotify
+from support import cli_env
 
 
 def _listen(path: str) -> socket.socket:
