@@ -99,3 +99,10 @@ def test_cpu_hint_skips_only_other_cpus(name: str, cpu: int):
     want = [s for s in by_lines(text) if s.cpu == cpu]
     got = [s for s in parse_blocks([text], [], cpu=cpu) if s.cpu == cpu]
     assert got == want
+
+
+def test_whitespace_alone_is_no_record() -> None:
+    # hypothesis found it: a record of a lone tab (the frame-only `-F ip,sym` layout) became a
+    # sample with no frames in the block parser; the line parser reads the line as blank
+    for text in ("\t\n\n\t", "\t\n\n\t\n\n \t", " \n\n\t\n"):
+        assert list(parse_blocks(cut(text, []), [])) == by_lines(text) == []

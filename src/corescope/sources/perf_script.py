@@ -642,7 +642,7 @@ def _records(text: str, base: int, cache: _FrameCache, bodies: dict[str, tuple[F
         rec = raw.lstrip("\n")
         start += len(raw) - len(rec)
         rec = rec.rstrip("\n")
-        if not rec:
+        if not rec.strip():  # whitespace alone is a blank line to the line parser too
             continue
         if layout.empty:
             # `-F ip,sym`: the record is its frame lines (its header, the empty line before)
