@@ -31,6 +31,11 @@ TWIN_SAMPLE = 20_000
 # journal JSON, json-seq, json-sse (as sources.kmsg reads them): parsed whole
 _JSON_START = re.compile(rb"^\s*(?:\{|\[\s*[{\]]|\x1e|data: \{)")
 _CONTINUES = b" \t\r\n"  # a line starting so continues the record before it (or is blank)
+# dmesg's relative stamps (-H, -e, --time-format reltime/delta) count from the lines before:
+# such a log is read whole
+_RELATIVE = re.compile(rb"^\[(?:\s*\+\d+\.\d+|<\s*\d+\.\d+>"
+                       rb"|[A-Z][a-z]{2}\s?\d{1,2} \d\d:\d\d)\]",
+                       re.MULTILINE)
 
 
 def blocks(f: BinaryIO, size: int | None = None) -> Iterator[tuple[int, bytes]]:
@@ -79,7 +84,7 @@ def streamable(kind: str, head: bytes) -> bool:
     """A kernel log in a line form (not journal JSON or export text): read block by block."""
     stripped = head.lstrip()
     return kind == "kernel_log" and not _JSON_START.match(stripped) \
-        and not journal_text_form(stripped)
+        and not journal_text_form(stripped) and not _RELATIVE.search(head)
 
 
 def summary(p: Parsed) -> Parsed:
