@@ -31,6 +31,7 @@ from corescope.sources.artifacts.content import (
     GZIP_MAGIC,
     XZ_MAGIC,
     ZSTD_MAGIC,
+    as_utf8,
     decompress,
     is_tar,
 )
@@ -351,6 +352,12 @@ def _content(label: str, f: BinaryIO, n: int, mtime: float | None, codecs: tuple
     return Artifact(label, None, mtime, codecs, content=f, size=n)
 
 
+def _plain(head: bytes) -> bool:
+    """Content the in-memory path would leave as it is (no further compression, no tar, no
+    UTF-16/32 or BOM to re-encode): only such content is streamed."""
+    return _stream_codec(head) is None and not is_tar(head) and as_utf8(head) == head
+
+
 def _from_file(label: str, f: BinaryIO, size: int, mtime: float | None, budget: _Budget,
                depth: int) -> Iterator[Artifact]:
     """A seekable file's raw bytes (`size` of them): plain or one compression layer over
@@ -373,7 +380,7 @@ def _from_file(label: str, f: BinaryIO, size: int, mtime: float | None, budget: 
         if n is not None:
             out.seek(0)
             inner = _read_exact(out, 512)
-            if _stream_codec(inner) is None and not is_tar(inner):
+            if _plain(inner):
                 art = _content(label, out, n, mtime, (codec,), budget)
                 if art.content is not out:
                     out.close()
@@ -383,7 +390,7 @@ def _from_file(label: str, f: BinaryIO, size: int, mtime: float | None, budget: 
     elif size > cap:
         yield Artifact(label, None, mtime, (), f"larger than the {cap} byte cap: not read")
         return
-    elif size > STREAM_BYTES and not is_tar(head):
+    elif size > STREAM_BYTES and _plain(head):
         yield _content(label, f, size, mtime, (), budget)
         return
     f.seek(0)
