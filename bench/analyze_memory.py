@@ -26,7 +26,7 @@ from pathlib import Path
 import zstandard
 
 from _common import REPO
-from big_dmesg import write_big_dmesg
+from support.big_dmesg import write_big_dmesg
 
 IMPORT = r"""
 import json, resource, sys, time

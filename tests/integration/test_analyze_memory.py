@@ -16,9 +16,9 @@ from pathlib import Path
 
 import pytest
 
-from big_dmesg import write_big_dmesg
-from conftest import cli_env
 from corescope.store.db import Store
+from support import cli_env
+from support.big_dmesg import write_big_dmesg
 
 LOG_BYTES = 30_000_000
 # Python, numpy, zstandard and SQLite take ~60-90 MB before the first line; a block of the

@@ -15,9 +15,9 @@ from typing import Any
 import pytest
 import zstandard
 
-from big_dmesg import write_big_dmesg
 from corescope.ingest import blocks, import_paths
 from corescope.store.db import Store
+from support.big_dmesg import write_big_dmesg
 
 # the module (the package exports its `gather` function under the same name)
 gather = importlib.import_module("corescope.ingest.gather")
