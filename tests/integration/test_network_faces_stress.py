@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import http.client
 import json
-import re
 import socket
 import subprocess
 import sys
@@ -25,7 +24,7 @@ from corescope.metrics import exporter
 from corescope.metrics.live import LiveMetrics
 from corescope.model.cores import CoreSample
 from corescope.model.packed import PackedRows
-from support import cli_env, popen_cli, run_cli
+from support import cli_env, popen_cli, run_cli, served_port
 
 PROMETHEUS_ACCEPT = ("application/openmetrics-text;version=1.0.0,"
                      "application/openmetrics-text;version=0.0.1;q=0.75,"
@@ -87,15 +86,7 @@ def analyzed_store(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict
 def served(analyzed_store: tuple[Path, dict[str, Any]]) -> Iterator[tuple[int, Any, dict]]:
     store, exp = analyzed_store
     proc = popen_cli("serve", "--store", str(store), "--listen", "127.0.0.1:0")
-    port = 0
-    assert proc.stderr is not None
-    for line in proc.stderr:
-        m = re.search(r"http://127\.0\.0\.1:(\d+)/", line)
-        if m:
-            port = int(m.group(1))
-            break
-    assert port, "serve did not start"
-    threading.Thread(target=proc.stderr.read, daemon=True).start()  # keep the pipe drained
+    port = served_port(proc)
     try:
         yield port, proc, exp
     finally:

@@ -9,11 +9,9 @@ from __future__ import annotations
 
 import http.client
 import json
-import re
 import resource
 import subprocess
 import sys
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -21,7 +19,7 @@ from typing import Any
 import pytest
 
 from corescope.lab.scenarios import generate
-from support import cli_env, run_cli
+from support import cli_env, run_cli, served_port
 
 # far above what these small stores need (~100 MB resident; Python, numpy and zstandard map
 # ~600 MB of address space), far below one per-second array over the asked-for window
@@ -108,15 +106,7 @@ def served(stores: dict[str, Any]) -> Iterator[int]:
                              str(stores["full"]), "--listen", "127.0.0.1:0"], text=True,
                             env=cli_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             preexec_fn=_limited)
-    assert proc.stderr is not None
-    port = 0
-    for line in proc.stderr:
-        m = re.search(r"http://127\.0\.0\.1:(\d+)/", line)
-        if m:
-            port = int(m.group(1))
-            break
-    assert port, "serve did not start"
-    threading.Thread(target=proc.stderr.read, daemon=True).start()
+    port = served_port(proc)
     try:
         yield port
     finally:

@@ -63,5 +63,23 @@ def popen_cli(*args: str, **kw: Any) -> subprocess.Popen[str]:
     )
 
 
+def served_port(proc: subprocess.Popen[str]) -> int:
+    """The port a `corescope serve --listen 127.0.0.1:0` process says it listens on; its
+    stderr is then drained in the background so the pipe never fills."""
+    import re
+    import threading
+
+    assert proc.stderr is not None
+    port = 0
+    for line in proc.stderr:
+        m = re.search(r"http://127\.0\.0\.1:(\d+)/", line)
+        if m:
+            port = int(m.group(1))
+            break
+    assert port, "serve did not start"
+    threading.Thread(target=proc.stderr.read, daemon=True).start()
+    return port
+
+
 def live_required() -> bool:
     return os.environ.get("CORESCOPE_REQUIRE_LIVE") == "1"
