@@ -13,7 +13,6 @@ recorded in the store's `imports` table.
 
 from __future__ import annotations
 
-import hashlib
 import statistics
 import time
 from collections.abc import Sequence
@@ -21,10 +20,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from corescope.ingest import blocks
 from corescope.ingest.gather import Artifact, Limits, gather
 from corescope.ingest.write import WriteContext, write_parsed
 from corescope.model.common import Diagnostic
 from corescope.model.events import KmsgRecord
+from corescope.sources.artifacts import SNIFF_BYTES
 from corescope.sources.artifacts.base import BootTime, Parsed
 from corescope.sources.artifacts.content import looks_binary, module_for, sniff
 from corescope.store.db import Store
@@ -102,18 +103,19 @@ def _unknown_text(data: bytes) -> str:
 
 
 def _parse(a: Artifact) -> tuple[Parsed | None, FileReport]:
-    """Pass 1 for one artifact."""
+    """Pass 1 for one artifact (a big one: what settling the clocks needs, see blocks)."""
     rep = FileReport(a.label, None, "skipped", codecs=a.codecs)
-    if a.data is None:
+    if a.data is None and a.content is None:
         rep.reason = a.error or "not read"
         return None, rep
-    if not a.data.strip():
+    if a.content is None and not (a.data or b"").strip():
         rep.reason = "empty"
         return None, rep
-    kind = sniff(a.data)
+    head = a.head(SNIFF_BYTES)
+    kind = sniff(head)
     if kind is None:
-        rep.reason = ("binary content, not a text artifact" if looks_binary(a.data[:4096])
-                      else _unknown_text(a.data))
+        rep.reason = ("binary content, not a text artifact" if looks_binary(head[:4096])
+                      else _unknown_text(head))
         return None, rep
     rep.kind = kind
     mod = module_for(kind)
@@ -121,7 +123,8 @@ def _parse(a: Artifact) -> tuple[Parsed | None, FileReport]:
         rep.reason = f"no parser registered for {kind}"
         return None, rep
     try:
-        parsed: Parsed = mod.parse(a.data, kind, a.label)
+        parsed: Parsed = (blocks.scan(a, kind) if a.content is not None
+                          else mod.parse(a.data, kind, a.label))
     except Exception as exc:  # a parser bug must cost one file, never the import
         rep.reason = f"parser error ({type(exc).__name__}: {exc}); please report it"
         return None, rep
@@ -210,8 +213,8 @@ def import_paths(paths: Sequence[str | Path], store: Store, *, boot_time: float 
     seen_hashes: dict[str, str] = {}
     for a in gather(list(paths), limits):
         parsed, rep = _parse(a)
-        if parsed is not None and a.data is not None:
-            digest = hashlib.sha256(a.data).hexdigest()
+        if parsed is not None:
+            digest = blocks.digest(a)
             hashes[id(rep)] = digest
             if digest in seen_hashes:
                 parsed, rep.reason = None, f"same content as {seen_hashes[digest]}"
@@ -220,6 +223,8 @@ def import_paths(paths: Sequence[str | Path], store: Store, *, boot_time: float 
             else:
                 seen_hashes[digest] = a.label
         a.data = None  # parsed: the bytes are no longer needed
+        if parsed is None:
+            a.close()  # a big file is read again in pass 2: its file stays open till then
         entries.append((parsed, rep, a))
     _skip_bundle_copies(entries, hashes)
 
@@ -244,12 +249,16 @@ def import_paths(paths: Sequence[str | Path], store: Store, *, boot_time: float 
     for i in order:
         parsed, rep, a = entries[i]
         if parsed is None:
+            a.close()
             continue
         try:
-            w = write_parsed(parsed, store, ctx)
+            w = (blocks.write_big(parsed, a, store, ctx) if a.content is not None
+                 else write_parsed(parsed, store, ctx))
         except Exception as exc:  # a store error on one file: report it, go on
             rep.reason = f"could not be written: {type(exc).__name__}: {exc}"
             continue
+        finally:
+            a.close()
         rep.records, rep.span, rep.cpus = w.records, w.span, w.cpus
         rep.diagnostics = [f"line {d.line}: {d.message}" if d.line else d.message
                            for d in parsed.diagnostics[:50]]
@@ -271,6 +280,7 @@ def import_paths(paths: Sequence[str | Path], store: Store, *, boot_time: float 
                          else "no records in it")
         rep.reason = "; ".join(extra) or None
 
+    ctx.seen_kernel.close()
     reports = [rep for _, rep, _ in entries]
     if any(r.records for r in reports):
         # the store now describes the node the artifacts came from: no view mixes this

@@ -1,9 +1,12 @@
-"""Files, directories and tar bundles → the artifacts in them, each as decompressed bytes or
-a reason it was not read.
+"""Files, directories and tar bundles → the artifacts in them, each as decompressed bytes, or
+(content over STREAM_BYTES) as a seekable file of them, or a reason it was not read.
 
-Nothing is extracted to disk: tar members are streamed from the archive in memory, so a
-bundle's member names (absolute paths, `..`, links) can point nowhere. Only regular files are
-read; links, devices and FIFOs inside bundles are listed as skipped. Every read is capped.
+Nothing is extracted under a member's name: tar members are streamed from the archive, so a
+bundle's member names (absolute paths, `..`, links) can point nowhere. Big content is read
+from the file itself, or (a compressed file, a bundle's member) from an unnamed temporary
+file, so the importer reads it block by block and memory does not grow with it. Only regular
+files are read; links, devices and FIFOs inside bundles are listed as skipped. Every read is
+capped.
 """
 
 from __future__ import annotations
@@ -13,8 +16,10 @@ import gzip
 import io
 import lzma
 import os
+import shutil
 import stat
 import tarfile
+import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,6 +31,7 @@ from corescope.sources.artifacts.content import (
     GZIP_MAGIC,
     XZ_MAGIC,
     ZSTD_MAGIC,
+    as_utf8,
     decompress,
     is_tar,
 )
@@ -34,6 +40,9 @@ MAX_FILE_BYTES = 256 * 1024 * 1024  # one artifact, decompressed
 MAX_TOTAL_BYTES = 4 * 1024 * 1024 * 1024  # everything one import reads, decompressed
 MAX_FILES = 100_000
 MAX_TAR_DEPTH = 3
+# content larger than this is not held in memory: the artifact is a file to read in blocks
+STREAM_BYTES = 8 * 1024 * 1024
+_COPY = 1024 * 1024
 
 
 @dataclass(frozen=True)
@@ -45,13 +54,36 @@ class Limits:
 
 @dataclass
 class Artifact:
-    """One file's content, or why it was not read (`data` None)."""
+    """One file's content, or why it was not read (`data` and `content` None). Big content
+    is `content`, a seekable file of the decompressed bytes (`size` of them), `data` None."""
 
     label: str  # the path as given, or "bundle.tar.zst!member/path"
     data: bytes | None
     mtime: float | None = None
     codecs: tuple[str, ...] = ()
     error: str | None = None
+    content: BinaryIO | None = None
+    size: int = 0
+
+    def head(self, n: int) -> bytes:
+        """The first `n` bytes of the content."""
+        if self.content is None:
+            return (self.data or b"")[:n]
+        self.content.seek(0)
+        return _read_exact(self.content, n)
+
+    def read_all(self) -> bytes:
+        """The whole content (for a parser that reads only whole files)."""
+        if self.content is None:
+            return self.data or b""
+        self.content.seek(0)
+        return self.content.read()
+
+    def close(self) -> None:
+        self.data = None
+        if self.content is not None:
+            self.content.close()
+            self.content = None
 
 
 class _Budget:
@@ -90,6 +122,54 @@ def _decoded(raw: BinaryIO, codec: str) -> BinaryIO:
     if codec == "xz":
         return lzma.LZMAFile(raw)  # type: ignore[return-value]
     return bz2.BZ2File(raw)  # type: ignore[return-value]
+
+
+def _spool() -> BinaryIO:
+    """An unnamed temporary file (0600, gone when closed): memory while small."""
+    return tempfile.SpooledTemporaryFile(max_size=STREAM_BYTES)  # type: ignore[return-value]
+
+
+def _zstd_into(f: BinaryIO, out: BinaryIO, cap: int) -> int | None:
+    # small input steps bound the overshoot past the cap (an RLE block of 4 bytes stands for
+    # 128 KiB); concatenated frames are read on; None: truncated
+    n = 0
+    d = zstandard.ZstdDecompressor().decompressobj()
+    pending = b""
+    while True:
+        chunk = pending or f.read(256)
+        pending = b""
+        if not chunk:
+            return n if d.eof else None
+        if d.eof:
+            if not chunk.startswith(ZSTD_MAGIC):
+                return n  # trailing bytes after the last frame, as the in-memory path reads
+            d = zstandard.ZstdDecompressor().decompressobj()
+        piece = d.decompress(chunk)
+        out.write(piece)
+        n += len(piece)
+        if n > cap:
+            return n
+        if d.eof and d.unused_data:
+            pending = d.unused_data
+
+
+def _decode_into(f: BinaryIO, codec: str, out: BinaryIO, cap: int) -> int | None:
+    """One compression layer of `f` into `out`, up to cap + 1 bytes; None when the stream is
+    truncated or corrupt (the in-memory path then says how)."""
+    try:
+        if codec == "zstd":
+            return _zstd_into(f, out, cap)
+        n = 0
+        src = _decoded(f, codec)
+        while n <= cap:
+            piece = src.read(min(_COPY, cap + 1 - n))
+            if not piece:
+                break
+            out.write(piece)
+            n += len(piece)
+        return n
+    except (OSError, EOFError, ValueError, lzma.LZMAError, zstandard.ZstdError):
+        return None
 
 
 def _read_exact(f: BinaryIO, n: int) -> bytes:
@@ -181,12 +261,30 @@ def _tar(label: str, stream: BinaryIO, budget: _Budget, depth: int) -> Iterator[
             f = tf.extractfile(m)
             if f is None:
                 continue
+            mtime = float(m.mtime) if m.mtime else None
+            if m.size > STREAM_BYTES:
+                # a big member: copied to an unnamed temporary file, read from there
+                tmp: BinaryIO = tempfile.TemporaryFile()  # type: ignore[assignment]  # noqa: SIM115
+                shutil.copyfileobj(f, tmp, _COPY)
+                if tmp.tell() < m.size:
+                    tmp.close()
+                    yield Artifact(name, None, m.mtime, (), "member cut short (truncated "
+                                   "bundle)")
+                    return
+                kept = False
+                try:
+                    for art in _from_file(name, tmp, m.size, mtime, budget, depth):
+                        kept = kept or art.content is tmp
+                        yield art
+                finally:
+                    if not kept:
+                        tmp.close()
+                continue
             raw = f.read()
             if len(raw) < m.size:
                 yield Artifact(name, None, m.mtime, (), "member cut short (truncated bundle)")
                 return
-            yield from _from_bytes(name, raw, float(m.mtime) if m.mtime else None, budget,
-                                   depth)
+            yield from _from_bytes(name, raw, mtime, budget, depth)
     except (tarfile.TarError, OSError, EOFError, zstandard.ZstdError, lzma.LZMAError) as exc:
         yield Artifact(label, None, None, (), f"tar truncated or corrupt after the members "
                        f"above: {exc}")
@@ -221,23 +319,86 @@ def _file(path: Path, budget: _Budget, explicit: bool) -> Iterator[Artifact]:
     except OSError as exc:
         yield Artifact(label, None, None, (), f"unreadable: {exc.strerror or exc}")
         return
-    with os.fdopen(fd, "rb") as f:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):  # swapped since the stat above
+    f = os.fdopen(fd, "rb")
+    kept = False  # the artifact reads its content from `f`: the importer closes it
+    try:
+        fst = os.fstat(fd)
+        if not stat.S_ISREG(fst.st_mode):  # swapped since the stat above
             yield Artifact(label, None, None, (), "not a regular file: not read")
             return
         try:
             if _is_tar_stream(f):  # a bundle: streamed member by member, never whole
                 yield from _tar(label, _open_tar_stream(f), budget, 1)
                 return
-            raw = f.read(budget.limits.file_bytes + 1)
+            for art in _from_file(label, f, fst.st_size, st.st_mtime, budget, 0):
+                kept = kept or art.content is f
+                yield art
         except OSError as exc:
             yield Artifact(label, None, st.st_mtime, (), f"unreadable: {exc}")
+    finally:
+        if not kept:
+            f.close()
+
+
+def _content(label: str, f: BinaryIO, n: int, mtime: float | None, codecs: tuple[str, ...],
+             budget: _Budget) -> Artifact:
+    """`n` bytes of plain content in the seekable `f`: in memory when small, else `f`."""
+    if not budget.take(n):
+        return Artifact(label, None, mtime, codecs, "the import's total size cap "
+                        f"({budget.limits.total_bytes} bytes) was reached: not read")
+    f.seek(0)
+    if n <= STREAM_BYTES:
+        return Artifact(label, f.read(), mtime, codecs)
+    return Artifact(label, None, mtime, codecs, content=f, size=n)
+
+
+def _plain(head: bytes) -> bool:
+    """Content the in-memory path would leave as it is (no further compression, no tar, no
+    UTF-16/32 or BOM to re-encode): only such content is streamed."""
+    return _stream_codec(head) is None and not is_tar(head) and as_utf8(head) == head
+
+
+def _from_file(label: str, f: BinaryIO, size: int, mtime: float | None, budget: _Budget,
+               depth: int) -> Iterator[Artifact]:
+    """A seekable file's raw bytes (`size` of them): plain or one compression layer over
+    plain text is streamed (read from `f`, or decoded into an unnamed temporary file);
+    anything else (layers, a tar inside, a truncated or corrupt stream) is read in memory
+    within the cap, as ever, so its reason is the same."""
+    cap = budget.limits.file_bytes
+    f.seek(0)
+    head = _read_exact(f, 512)
+    codec = _stream_codec(head)
+    if codec is not None:
+        out = _spool()
+        f.seek(0)
+        n = _decode_into(f, codec, out, cap)
+        if n is not None and n > cap:
+            out.close()
+            yield Artifact(label, None, mtime, (codec,), f"{codec} content is larger than "
+                           f"the {cap} byte cap")
             return
-    if len(raw) > budget.limits.file_bytes:
-        yield Artifact(label, None, st.st_mtime, (), f"larger than the "
-                       f"{budget.limits.file_bytes} byte cap: not read")
+        if n is not None:
+            out.seek(0)
+            inner = _read_exact(out, 512)
+            if _plain(inner):
+                art = _content(label, out, n, mtime, (codec,), budget)
+                if art.content is not out:
+                    out.close()
+                yield art
+                return
+        out.close()
+    elif size > cap:
+        yield Artifact(label, None, mtime, (), f"larger than the {cap} byte cap: not read")
         return
-    yield from _from_bytes(label, raw, st.st_mtime, budget, 0)
+    elif size > STREAM_BYTES and _plain(head):
+        yield _content(label, f, size, mtime, (), budget)
+        return
+    f.seek(0)
+    raw = f.read(cap + 1)
+    if len(raw) > cap:
+        yield Artifact(label, None, mtime, (), f"larger than the {cap} byte cap: not read")
+        return
+    yield from _from_bytes(label, raw, mtime, budget, depth)
 
 
 def _directory(path: Path, budget: _Budget) -> Iterator[Artifact]:

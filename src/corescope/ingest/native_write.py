@@ -24,8 +24,9 @@ def write_native(p: Parsed, store: Store, ctx: WriteContext) -> Written:
     times: list[float] = []
     if n.events:
         events_store.insert_events(store, n.events, keep_ids=True)
-        for e in n.events:  # a dmesg copy of the same lines is then a duplicate
-            ctx.seen_kernel.setdefault(e.raw, []).append(e.time)
+        # a dmesg copy of the same lines is then a duplicate
+        ctx.seen_kernel.next_file()
+        ctx.seen_kernel.remember([(e.raw, e.time) for e in n.events])
         times += [e.time for e in n.events]
     locs: dict[float, list] = {}
     for t, loc in n.locations:

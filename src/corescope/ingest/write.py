@@ -15,15 +15,16 @@ from __future__ import annotations
 
 import dataclasses
 import importlib
+import sqlite3
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from corescope.analysis.classify import classify_record
-from corescope.analysis.reports import join_reports
+from corescope.analysis.reports import ReportJoiner
 from corescope.model.cgroups import MemcgCensus, RestartRecord
-from corescope.model.events import KernelEvent
+from corescope.model.events import KmsgRecord
 from corescope.model.matrix import CoreMatrix
 from corescope.sources.artifacts.base import Parsed
 from corescope.store import census as census_store
@@ -57,8 +58,8 @@ class WriteContext:
     covered: list[tuple[float, float]] = field(default_factory=list)
     # the same for softirq readings (a /proc/softirqs loop and mpstat's SCPU tables)
     softirqs_covered: list[tuple[float, float]] = field(default_factory=list)
-    # kernel messages already written (message -> times), to drop twin logs' duplicates
-    seen_kernel: dict[str, list[float]] = field(default_factory=dict)
+    # kernel messages already written, to drop twin logs' duplicates
+    seen_kernel: SeenLines = field(default_factory=lambda: SeenLines())
     # only worth remembering when more than one file holds kernel records
     dedupe_kernel: bool = True
 
@@ -107,54 +108,121 @@ def write_samples(p: Parsed, store: Store, ctx: WriteContext) -> Written:
     return Written(stored, (lo, hi), tuple(m.online_cpus()), notes)
 
 
-def _duplicate(ctx: WriteContext, message: str, t: float) -> bool:
-    """The same line already written from another file within 1.5 s (a dmesg and its
-    `dmesg -T` twin): dmesg -T prints whole seconds, and btime is whole seconds too."""
-    times = ctx.seen_kernel.get(message)
-    return bool(times) and any(abs(t - x) <= 1.5 for x in times)  # type: ignore[union-attr]
+class SeenLines:
+    """Kernel lines written from earlier files of the import (message hash, time, file), to
+    drop a twin log's duplicates (a dmesg and its `dmesg -T` copy): in a private temporary
+    SQLite database on disk, so three 200 MB logs never hold their messages in memory."""
+
+    def __init__(self) -> None:
+        self._db: sqlite3.Connection | None = None
+        self.file = 0
+
+    def _conn(self) -> sqlite3.Connection:
+        if self._db is None:
+            self._db = sqlite3.connect("")  # "": a temporary database, deleted on close
+            self._db.executescript(
+                "CREATE TABLE seen (h INTEGER, t REAL, f INTEGER);"
+                "CREATE INDEX seen_h ON seen (h);"
+                "CREATE TEMP TABLE cur (i INTEGER PRIMARY KEY, h INTEGER, t REAL);")
+        return self._db
+
+    def next_file(self) -> None:
+        self.file += 1
+
+    def duplicates(self, lines: list[tuple[str, float]]) -> set[int]:
+        """Which of `lines` (message, time) an earlier file wrote within 1.5 s (dmesg -T
+        prints whole seconds, and btime is whole seconds too); the others are remembered as
+        this file's."""
+        db = self._conn()
+        with db:
+            db.execute("DELETE FROM cur")
+            db.executemany("INSERT INTO cur (i, h, t) VALUES (?, ?, ?)",
+                           ((i, hash(m), t) for i, (m, t) in enumerate(lines)))
+            dups = {i for (i,) in db.execute(
+                "SELECT DISTINCT cur.i FROM cur JOIN seen ON seen.h = cur.h AND seen.f != ? "
+                "AND seen.t BETWEEN cur.t - 1.5 AND cur.t + 1.5", (self.file,))}
+            db.executemany("INSERT INTO seen (h, t, f) SELECT h, t, ? FROM cur WHERE i = ?",
+                           ((self.file, i) for i in range(len(lines)) if i not in dups))
+        return dups
+
+    def remember(self, lines: list[tuple[str, float]]) -> None:
+        """`lines` (message, time) as this file's, unchecked."""
+        with self._conn() as db:
+            db.executemany("INSERT INTO seen (h, t, f) VALUES (?, ?, ?)",
+                           ((hash(m), t, self.file) for m, t in lines))
+
+    def close(self) -> None:
+        if self._db is not None:
+            self._db.close()
+            self._db = None
 
 
-def write_kernel(p: Parsed, store: Store, ctx: WriteContext) -> Written:
-    events: list[KernelEvent] = []
-    untimed = dups = 0
-    unanchored = False
-    local_seen: dict[str, list[float]] = {}
-    for r in p.kernel:
+class KernelWriter:
+    """One file's kernel records, written batch by batch (a big log block by block): the
+    report joiner and the counts run across batches, the notes are said once at the end."""
+
+    def __init__(self, store: Store, ctx: WriteContext) -> None:
+        self.store, self.ctx = store, ctx
+        self.joiner = ReportJoiner()
+        self.untimed = self.dups = self.written = 0
+        self.unanchored = False
+        self.lo = self.hi = None  # type: float | None
+        if ctx.dedupe_kernel:
+            ctx.seen_kernel.next_file()
+
+    def _time(self, r: KmsgRecord) -> float | None:
+        ctx = self.ctx
         if r.wall is not None and not (r.usec is not None and ctx.boot_time is not None
                                        and r.source == "dmesg"
                                        and abs(ctx.boot_time + r.usec / 1e6 - r.wall) < 2.0):
-            t = r.wall
-        elif r.usec is not None:
+            return r.wall
+        if r.usec is not None:
             if ctx.boot_time is not None:
                 # a kern.log line's whole-second syslog stamp is refined by the kernel's own
-                t = ctx.boot_time + r.usec / 1e6
+                return ctx.boot_time + r.usec / 1e6
+            self.unanchored = True
+            return r.usec / 1e6
+        return None
+
+    def add(self, records: list[KmsgRecord]) -> None:
+        timed: list[tuple[KmsgRecord, float]] = []
+        for r in records:
+            t = self._time(r)
+            if t is None:
+                self.untimed += 1
             else:
-                t = r.usec / 1e6
-                unanchored = True
-        else:
-            untimed += 1
-            continue
-        if ctx.dedupe_kernel:
-            if _duplicate(ctx, r.message, t):
-                dups += 1
-                continue
-            local_seen.setdefault(r.message, []).append(t)
-        events.append(classify_record(r, t))
-    events = join_reports(events)
-    for msg, ts in local_seen.items():
-        ctx.seen_kernel.setdefault(msg, []).extend(ts)
-    n = events_store.insert_events(store, events) if events else 0
-    notes = []
-    if untimed:
-        notes.append(f"{untimed} records without any timestamp were not imported")
-    if dups:
-        notes.append(f"{dups} records were already imported from another file (the same log "
-                     "in another format)")
-    if unanchored:
-        notes.append("boot-relative timestamps and no boot time found: written as seconds "
-                     "since boot counted from 1970-01-01 (unanchored); pass --boot-time "
-                     "(the node's `uptime -s`, or btime from its /proc/stat) to place them")
-    return Written(n, _span([e.time for e in events]), (), notes, unanchored)
+                timed.append((r, t))
+        if self.ctx.dedupe_kernel and timed:
+            dup = self.ctx.seen_kernel.duplicates([(r.message, t) for r, t in timed])
+            self.dups += len(dup)
+            timed = [x for i, x in enumerate(timed) if i not in dup]
+        events = self.joiner.feed(classify_record(r, t) for r, t in timed)
+        if not events:
+            return
+        self.written += events_store.insert_events(self.store, events)
+        lo, hi = min(e.time for e in events), max(e.time for e in events)
+        self.lo = lo if self.lo is None else min(self.lo, lo)
+        self.hi = hi if self.hi is None else max(self.hi, hi)
+
+    def finish(self) -> Written:
+        notes = []
+        if self.untimed:
+            notes.append(f"{self.untimed} records without any timestamp were not imported")
+        if self.dups:
+            notes.append(f"{self.dups} records were already imported from another file (the "
+                         "same log in another format)")
+        if self.unanchored:
+            notes.append("boot-relative timestamps and no boot time found: written as seconds "
+                         "since boot counted from 1970-01-01 (unanchored); pass --boot-time "
+                         "(the node's `uptime -s`, or btime from its /proc/stat) to place them")
+        span = (self.lo, self.hi) if self.lo is not None and self.hi is not None else None
+        return Written(self.written, span, (), notes, self.unanchored)
+
+
+def write_kernel(p: Parsed, store: Store, ctx: WriteContext) -> Written:
+    w = KernelWriter(store, ctx)
+    w.add(p.kernel)
+    return w.finish()
 
 
 def write_censuses(p: Parsed, store: Store, ctx: WriteContext) -> Written:

@@ -55,7 +55,7 @@ class KmsgRecord(NamedTuple):
     source: str = "kmsg"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)  # slots: a big log's window holds a million of them
 class KernelEvent:
     """A classified kernel event on the wall-clock timeline (UTC epoch seconds)."""
 

@@ -7,8 +7,10 @@ import bisect
 import json
 import logging
 import sqlite3
+import sys
 import time
 from collections.abc import Iterable, Sequence
+from typing import Any
 
 from corescope.model.events import KernelEvent, QueueIrq, SoftirqSample
 from corescope.store.db import Store
@@ -146,14 +148,20 @@ def resume_seq(store: Store, boot_id: str) -> int | None:
 
 def _event(row: Sequence) -> KernelEvent:
     try:
-        fields = json.loads(row[7])
+        fields = {} if row[7] == "{}" else json.loads(row[7])
         if not isinstance(fields, dict):
             fields = {}
     except ValueError:
         fields = {}
-    return KernelEvent(id=row[0], time=row[1], mono_usec=row[2], seq=row[3], kind=row[4],
-                       driver=row[5], device=row[6], fields=fields, lab=bool(row[8]),
-                       level=row[9], source=row[10], raw=row[11])
+    # kinds, drivers, devices and sources repeat over millions of rows: one string each
+    return KernelEvent(id=row[0], time=row[1], mono_usec=row[2], seq=row[3],
+                       kind=_intern(row[4]), driver=_intern(row[5]), device=_intern(row[6]),
+                       fields=fields, lab=bool(row[8]), level=row[9], source=_intern(row[10]),
+                       raw=row[11])
+
+
+def _intern(s: str | None) -> Any:
+    return sys.intern(s) if isinstance(s, str) else s
 
 
 def read_events(store: Store, t0: float, t1: float, kinds: Sequence[str] | None = None,
@@ -167,7 +175,10 @@ def read_events(store: Store, t0: float, t1: float, kinds: Sequence[str] | None 
     if limit:
         sql += " LIMIT ?"
         params.append(limit)
-    return [_event(r) for r in store.query(sql, params)]
+    # row by row from the cursor: a window of a million lines never holds its rows and its
+    # events at once
+    with store.lock:
+        return [_event(r) for r in store.conn.execute(sql, params)]
 
 
 def get_event(store: Store, event_id: int) -> KernelEvent | None:
