@@ -29,15 +29,17 @@ from _common import REPO
 from support.big_dmesg import write_big_dmesg
 
 IMPORT = r"""
-import json, resource, sys, time
+import json, sys, time
 from pathlib import Path
+def hwm_mb():
+    return int(open("/proc/self/status").read().split("VmHWM:")[1].split()[0]) / 1024
 from corescope.ingest import import_paths
 from corescope.store.db import Store
 t0 = time.perf_counter()
 with Store.open(Path(sys.argv[1]), create=True) as st:
     rep = import_paths(sys.argv[3:], st, boot_time=float(sys.argv[2]))
 print(json.dumps({"wall": time.perf_counter() - t0,
-                  "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+                  "rss_mb": hwm_mb(),
                   "records": sum(f.records for f in rep.files)}))
 """
 

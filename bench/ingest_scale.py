@@ -21,7 +21,7 @@ from pathlib import Path
 from _common import REPO
 
 CHILD = r"""
-import gzip, json, resource, sys, time
+import gzip, json, sys, time
 from pathlib import Path
 sys.path.insert(0, sys.argv[3])
 d = Path(sys.argv[2])
@@ -36,7 +36,9 @@ if sys.argv[1] == "floor":
         n += len((gzip.decompress(b) if b[:2] == b"\x1f\x8b" else b).decode())
     what = {"entries": len(doc["sysstat"]["hosts"][0]["statistics"]), "perf_bytes": n}
 else:
-    from corescope.ingest import import_paths
+    def hwm_mb():
+    return int(open("/proc/self/status").read().split("VmHWM:")[1].split()[0]) / 1024
+from corescope.ingest import import_paths
     from corescope.store.db import Store
     with Store.open(Path(sys.argv[4])) as st:
         rep = import_paths([d], st)
@@ -45,7 +47,7 @@ else:
         what[f.kind or "skipped"] += f.records
     what["not imported"] = sorted({f.kind for f in rep.files if f.kind and not f.records})
 wall = time.perf_counter() - t0
-rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+rss = hwm_mb()
 print(json.dumps({"wall": wall, "rss_mb": rss, "what": what}))
 """
 

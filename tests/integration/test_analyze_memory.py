@@ -28,14 +28,19 @@ RSS_LIMIT_MB = 240
 # with the rows beside them before): ~220 MB in all, ~370 before
 ANALYZE_LIMIT_MB = 320
 
+# The child's peak is its own VmHWM: its ru_maxrss (RUSAGE_SELF) would include the high-water
+# RSS of the process that spawned it (exec records the old address space's peak), so under
+# xdist the figure was the pytest worker's (475 MB in one CI run), not the import's.
 CHILD = r"""
-import json, resource, sys
+import json, sys
 from pathlib import Path
 from corescope.ingest import import_paths
+def hwm_mb():
+    return int(open("/proc/self/status").read().split("VmHWM:")[1].split()[0]) / 1024
 from corescope.store.db import Store
 with Store.open(Path(sys.argv[2]), create=True) as st:
     rep = import_paths(sys.argv[4:], st, boot_time=float(sys.argv[3]))
-print(json.dumps({"rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+print(json.dumps({"rss_mb": hwm_mb(),
                   "files": [f.to_json() for f in rep.files]}))
 """
 
@@ -76,7 +81,8 @@ print(json.dumps({"rc": p.returncode, "out": p.stdout[:3000], "err": p.stderr[-3
 
 
 def test_analyze_of_a_big_dmesg_stays_bounded(big_log: tuple[Path, dict]) -> None:
-    """The real command (in a wrapper: RUSAGE_CHILDREN is the max over its one child)."""
+    """The real command, in a small wrapper: RUSAGE_CHILDREN is the max over its one child,
+    and that child's figure includes only the wrapper's own small peak, not pytest's."""
     log, made = big_log
     out = subprocess.run([sys.executable, "-c", ANALYZE, str(log), "--boot-time",
                           str(made["boot_time"])], capture_output=True, text=True,
