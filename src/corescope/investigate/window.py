@@ -18,6 +18,10 @@ SLACK_S = 3600.0
 # store's evidence (doctor, diagnose, zombies); one that ended earlier is history.
 NOW_SLACK_S = 60.0
 
+# How far back a window reaches when neither --since nor --last says (the one default every
+# command without its own uses: --help shows it from here)
+DEFAULT_LAST_S = 3600.0
+
 
 def reaches_now(until: float | None, now: float) -> bool:
     """Whether a window ending at `until` (None: now) is about the node as it is now."""
@@ -29,7 +33,7 @@ class WindowError(InvalidInput, ValueError):
 
 
 def resolve_window(now: float, *, since: float | None = None, until: float | None = None,
-                   last: float | None = None, default_last: float = 3600.0,
+                   last: float | None = None, default_last: float = DEFAULT_LAST_S,
                    coverage: Coverage | None = None) -> Window:
     """`--since/--until` are absolute. `--last D` counts back from `--until`, or from now;
     on a record that ended before that window would begin (analyzed data, a recorder

@@ -22,39 +22,39 @@ from corescope.model.events import KernelEvent
 from corescope.model.profiles import ProfileChunk
 from corescope.rootfs import Root
 from corescope.runner import Runner
+from corescope.sensors import options as opt
 from corescope.store.db import Store
 
 
 @dataclass(frozen=True)
 class RecordOptions:
-    """Every `corescope record` option, for every sensor (one place, so features don't clash)."""
+    """Every `corescope record` option, for every sensor (one place, so features don't clash).
+    Each field's flag, type, default, range and help are declared once in sensors/options.py;
+    `record` builds this from its click options, which are generated from those declarations."""
 
-    interval_s: float = 1.0
-    retain_s: float = 24 * 3600.0
-    max_bytes: int = 1 << 30
-    duration_s: float | None = None
-    # zombie memcg census (and restart evidence)
-    census: bool = True
-    census_interval_s: float = 10.0
-    # kernel log, NIC counters, interrupts
-    kmsg: bool = True
-    # write one marker record into the kernel log to measure its clock (opt-in: by default
-    # record never writes to the node's kernel log)
-    kmsg_clock_check: bool = False
-    netdev: bool = True
-    netdev_interval_s: float = 5.0
-    # perf profile ring
-    profile: bool = True
-    profile_hz: int = 49
-    profile_chunk_s: float = 120.0
-    profile_retain_s: float = 12 * 3600.0
-    profile_max_bytes: int = 2 * 1000**3
-    # fleet: the /metrics listener's max-gauge window, and where finished chunks are pushed
-    metrics_max_window_s: float = 60.0
-    pyroscope_url: str | None = None
-    # PSI, run-queue wait, reclaim counters
-    pressure: bool = True
-    pressure_interval_s: float = 5.0
+    interval_s: float = opt.INTERVAL.default
+    retain_s: float = opt.RETAIN.default
+    max_bytes: int = opt.MAX_BYTES.default
+    duration_s: float | None = opt.DURATION.default
+    census_interval_s: float = opt.CENSUS_INTERVAL.default
+    census: bool = opt.CENSUS.default
+    kmsg: bool = opt.KMSG.default
+    kmsg_clock_check: bool = opt.KMSG_CLOCK_CHECK.default
+    netdev: bool = opt.NETDEV.default
+    netdev_interval_s: float = opt.NETDEV_INTERVAL.default
+    profile: bool = opt.PROFILE.default
+    profile_hz: int = opt.PROFILE_HZ.default
+    profile_chunk_s: float = opt.PROFILE_CHUNK.default
+    profile_retain_s: float = opt.PROFILE_RETAIN.default
+    profile_max_bytes: int = opt.PROFILE_MAX_BYTES.default
+    listen: str | None = opt.LISTEN.default
+    metrics_max_window_s: float = opt.METRICS_MAX_WINDOW.default
+    pyroscope_url: str | None = opt.PYROSCOPE_URL.default
+    nice: int = opt.NICE.default
+    lock_memory: bool = opt.LOCK_MEMORY.default
+    pressure: bool = opt.PRESSURE.default
+    pressure_interval_s: float = opt.PRESSURE_INTERVAL.default
+    # knobs with no flag, for tests and experiments (profile_rss_limit)
     extra: dict[str, str] = field(default_factory=dict)
 
 

@@ -109,7 +109,7 @@ def print_files(report: Any) -> None:
 @click.option("--boot-time", type=UNTIL, default=None,
               help="When the node booted (epoch or ISO 8601), to place boot-relative "
               "timestamps (dmesg, perf's default clock) when no artifact says.")
-@window_options("all", "Only this much of the imported record, counted back from its end.")
+@window_options(None, "Only this much of the imported record, counted back from its end.")
 @json_option()
 @click.option("--html", "html_out", type=click.Path(dir_okay=False, path_type=Path),
               default=None, metavar="FILE",

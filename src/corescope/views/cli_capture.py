@@ -9,6 +9,7 @@ import click
 from corescope.analysis.correlate import DEFAULT_WINDOW_S
 from corescope.capture.export import collect, write_bundle
 from corescope.investigate.model import Window
+from corescope.investigate.window import DEFAULT_LAST_S
 from corescope.render import term
 from corescope.timeparse import format_duration, iso
 from corescope.views.clitypes import (
@@ -27,7 +28,7 @@ from corescope.views.windows import window_options, window_or_fail
               help="With --event: how much before the event.")
 @click.option("--after", type=DURATION, default="30s", show_default=True,
               help="With --event: how much after the event.")
-@window_options("1h", "Without --event: how much to capture.")
+@window_options(DEFAULT_LAST_S, "Without --event: how much to capture.")
 @click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), required=True,
               help="The bundle: .tar.zst, .tar.gz or .tar (written 0600).")
 @click.pass_obj

@@ -27,6 +27,8 @@ from corescope.views.clitypes import (
 from corescope.views.investigation_cli import store_investigation
 from corescope.views.windows import window_options
 
+WINDOW_S = 600.0  # the recent record: --last's default
+
 
 def episode_options(f):  # type: ignore[no-untyped-def]
     """--threshold/--min-duration/--mode, shared by every command that finds episodes."""
@@ -41,7 +43,7 @@ def episode_options(f):  # type: ignore[no-untyped-def]
 
 
 @click.command()
-@window_options("10m")
+@window_options(WINDOW_S)
 @json_option()
 @episode_options
 @click.pass_obj
@@ -51,7 +53,7 @@ def cores(obj: CliContext, since: float | None, until: float | None, last: float
 
     Exit 0 when no core was saturated, 1 with hot-core episodes, 2 on a usage error."""
     opts = Options(params=EpisodeParams(mode, threshold, min_duration))
-    inv = store_investigation(obj, since, until, last, 600.0, options=opts, parts=())
+    inv = store_investigation(obj, since, until, last, WINDOW_S, options=opts, parts=())
     if as_json:
         emit_json(cores_json(inv))
     else:

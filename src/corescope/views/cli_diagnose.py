@@ -9,7 +9,7 @@ import click
 
 from corescope.investigate import Investigation, investigate
 from corescope.investigate.build import Options
-from corescope.investigate.window import reaches_now
+from corescope.investigate.window import DEFAULT_LAST_S, reaches_now
 from corescope.render.json_contract import diagnosis_json
 from corescope.render.text import print_diagnosis
 from corescope.views.clitypes import (
@@ -33,7 +33,7 @@ def exit_code(inv: Investigation) -> int:
 @click.argument("paths", nargs=-1, type=click.Path(exists=True, path_type=Path))
 @click.option("--boot-time", type=UNTIL, default=None,
               help="With PATH: when the node booted, for boot-relative timestamps.")
-@window_options("1h", "How much to diagnose.")
+@window_options(DEFAULT_LAST_S, "How much to diagnose.")
 @click.option("--node", "node", default=None, metavar="NAME",
               help="The node under investigation, for pod listings of several nodes "
                    "(`kubectl get pods -A`). Default: the node this node's own evidence "

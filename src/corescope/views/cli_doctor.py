@@ -7,7 +7,7 @@ import time
 import click
 
 from corescope.investigate import Window, investigate
-from corescope.investigate.window import WindowError, reaches_now
+from corescope.investigate.window import DEFAULT_LAST_S, WindowError, reaches_now
 from corescope.render.json_contract import doctor_json
 from corescope.render.text import print_doctor
 from corescope.sources.identity import cpu_count, hostname_of
@@ -52,7 +52,7 @@ def doctor(obj: CliContext, seconds: float, since: float | None, until: float | 
     try:
         if sampled is not None:
             end = sampled[1] if until is None else until
-            window = Window(since if since is not None else end - 3600.0, end)
+            window = Window(since if since is not None else end - DEFAULT_LAST_S, end)
             if window.start > window.end:
                 raise WindowError("--since is after the end of the live sample")
         else:  # an analyzed store: its own record, counted back from its end

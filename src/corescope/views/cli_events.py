@@ -9,8 +9,10 @@ import click
 from corescope.analysis.correlate import DEFAULT_WINDOW_S
 from corescope.investigate import Window, investigate
 from corescope.investigate.build import Options
+from corescope.investigate.window import DEFAULT_LAST_S
 from corescope.model.events import KINDS
 from corescope.render.json_contract import events_json, report_json, visible_events
+from corescope.timeparse import format_duration
 from corescope.views.clitypes import (
     EXIT_FINDINGS,
     EXIT_OK,
@@ -24,7 +26,8 @@ from corescope.views.windows import window_options, window_or_fail
 
 
 @click.command()
-@window_options("1h", "How far back to look (the store: 1h; --file: everything).")
+@window_options(DEFAULT_LAST_S, "How far back to look (the store: "
+                f"{format_duration(DEFAULT_LAST_S)}; --file: everything).")
 @click.option("--kind", "kinds", multiple=True, type=click.Choice(KINDS),
               help="Only these kinds (repeatable).")
 @click.option("--all", "show_all", is_flag=True,
@@ -57,7 +60,7 @@ def events(obj: CliContext, since: float | None, until: float | None, last: floa
     else:
         from corescope.views.investigation_cli import store_investigation
 
-        inv = store_investigation(obj, since, until, last, 3600.0, parts=(),
+        inv = store_investigation(obj, since, until, last, DEFAULT_LAST_S, parts=(),
                                   hint="or use --file")
     shown = visible_events(inv, kinds, show_all)
     if as_json:
@@ -71,7 +74,7 @@ def events(obj: CliContext, since: float | None, until: float | None, last: floa
 
 @click.command()
 @click.option("--event", "event_id", type=int, default=None, help="One event, by its id.")
-@window_options("1h", "All incidents in this much time.")
+@window_options(DEFAULT_LAST_S, "All incidents in this much time.")
 @click.option("--window", type=POSITIVE_DURATION, default=f"{DEFAULT_WINDOW_S:g}s",
               show_default=True,
               help="How far before each event to look for hot-core episodes.")
@@ -112,7 +115,7 @@ def report(obj: CliContext, event_id: int | None, since: float | None, until: fl
         raise SystemExit(EXIT_FINDINGS if inv.incidents else EXIT_OK)
     if output is not None:
         fail("-o goes with --html")
-    inv = store_investigation(obj, since, until, last, 3600.0, options=opts)
+    inv = store_investigation(obj, since, until, last, DEFAULT_LAST_S, options=opts)
     if as_json:
         emit_json(report_json(inv))
     else:

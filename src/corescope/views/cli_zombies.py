@@ -52,7 +52,7 @@ DEFAULT_WINDOW_S = 24 * 3600.0
               help="Census interval for --watch.")
 @click.option("--count", type=click.IntRange(0), default=0,
               help="With --watch: stop after this many censuses (0: until Ctrl-C).")
-@window_options("24h", "How much census history to use.")
+@window_options(DEFAULT_WINDOW_S, "How much census history to use.")
 @click.option("--window", "window_", type=POSITIVE_DURATION, default=None, hidden=True,
               help="The older name of --last.")
 @click.option("--max-dying", type=click.IntRange(1), default=Thresholds.max_dying,

@@ -104,6 +104,14 @@ class ByteSize(click.ParamType):
             self.fail(f"{value!r}: a size must be more than zero bytes", param, ctx)
         return size
 
+    @staticmethod
+    def written(size: int) -> str:
+        """A size as a person writes it and convert() reads back: 2G, 500M, 64k, 1500."""
+        for unit, mult in (("T", 10**12), ("G", 10**9), ("M", 10**6), ("k", 10**3)):
+            if size >= mult and size % mult == 0:
+                return f"{size // mult}{unit}"
+        return str(size)
+
 
 DURATION = TimeValue("duration", parse_duration)  # 90, 90s, 2m, 12h → seconds
 POSITIVE_DURATION = TimeValue("duration", parse_duration, positive=True)

@@ -17,7 +17,7 @@ from corescope.evidence.base import Evidence
 from corescope.evidence.store import StoreEvidence
 from corescope.investigate import Investigation, investigate
 from corescope.investigate.build import Options
-from corescope.investigate.window import resolve_window
+from corescope.investigate.window import DEFAULT_LAST_S, resolve_window
 from corescope.render import report_model
 from corescope.render.report_model import Limits
 from corescope.runner import Runner
@@ -88,7 +88,7 @@ class EvidenceBackend:
         ev = self._evidence()
         try:
             window = resolve_window(time.time() + 1.0, since=since, until=until, last=last,
-                                    default_last=3600.0, coverage=ev.coverage())
+                                    default_last=DEFAULT_LAST_S, coverage=ev.coverage())
             inv = investigate(ev, window)
             return page_model(ev, inv, self.LIMITS, "corescope")
         finally:
