@@ -8,7 +8,7 @@ one counter per distinct stack, so memory grows with the variety of stacks, not 
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -31,7 +31,7 @@ KERNEL_IDLE = (
 IDLE_FUNCTIONS = frozenset(FLAMESCOPE_IDLE + KERNEL_IDLE)
 # Frames that say "an interrupt arrived": work done by irq/softirq on an idle CPU (NAPI
 # polling, the very thing a starved core delays) is not idle, even under swapper's idle loop.
-_IRQ_PREFIXES = (
+IRQ_PREFIXES = (
     "asm_sysvec_", "sysvec_", "asm_common_interrupt", "common_interrupt", "__do_softirq",
     "handle_softirqs", "__irq_exit_rcu", "irq_exit_rcu", "do_softirq", "net_rx_action",
     "asm_exc_",
@@ -50,7 +50,7 @@ def is_idle(sample: StackSample) -> bool:
     for f in sample.frames:  # leaf first
         if f.symbol in IDLE_FUNCTIONS:
             return True
-        if f.symbol.startswith(_IRQ_PREFIXES):
+        if f.symbol.startswith(IRQ_PREFIXES):
             return False
     return False
 
@@ -108,6 +108,7 @@ class Change:
 NOT_FUNCTIONS = frozenset({"[unknown]"})
 
 StackKey = tuple[str, int, tuple[Frame, ...]]  # comm, pid, frames leaf first
+ThreadKey = tuple[str, int, int, tuple[Frame, ...]]  # comm, pid, tid, frames
 
 
 WEIGHTS = ("period", "samples")
@@ -130,7 +131,7 @@ class Profile:
     include_idle: bool = False
     samples: int = 0
     idle_samples: int = 0
-    stacks: Counter[StackKey] = field(default_factory=Counter)
+    _stacks: Counter[StackKey] = field(default_factory=Counter, repr=False)
     events: Counter[str] = field(default_factory=Counter)
     first_time: float | None = None
     last_time: float | None = None
@@ -138,8 +139,35 @@ class Profile:
     by_thread: bool = False
     total_weight: int = 0
     idle_weight: int = 0
-    threads: Counter[tuple[str, int, int, tuple[Frame, ...]]] = field(
-        default_factory=Counter)
+    _threads: Counter[ThreadKey] = field(default_factory=Counter, repr=False)
+    # stack_totals() made once: `add` drops it; ring_profile, which counts the ring's
+    # columns, supplies it counted there
+    totals: Counter[tuple[str, tuple[Frame, ...]]] | None = field(
+        default=None, repr=False, compare=False)
+    # fills `stacks` and `threads` on first use with what was counted elsewhere: a window
+    # of the ring has several (comm, pid, stack) entries a stack, and the folded stacks
+    # and the tables, which merge the pids, never need them
+    pending: Callable[[], None] | None = field(default=None, repr=False, compare=False)
+
+    @property
+    def stacks(self) -> Counter[StackKey]:
+        """(comm, pid or UNKNOWN_PID, frames) -> weight, in order of first sight."""
+        if self.pending is not None:
+            self.fill()
+        return self._stacks
+
+    @property
+    def threads(self) -> Counter[ThreadKey]:
+        """(comm, pid, tid, frames) -> weight, kept when by_thread."""
+        if self.pending is not None:
+            self.fill()
+        return self._threads
+
+    def fill(self) -> None:
+        """Run what `pending` holds back (the stacks come before anything added since)."""
+        pending, self.pending = self.pending, None
+        if pending is not None:
+            pending()
 
     def add(self, sample: StackSample) -> bool:
         """Count one sample (a folded line counts as many); returns whether it was idle."""
@@ -160,10 +188,13 @@ class Profile:
             self.idle_weight += w
             if not self.include_idle:
                 return True
+        if self.pending is not None:
+            self.fill()
+        self.totals = None
         pid = sample.pid if sample.pid_known else UNKNOWN_PID
-        self.stacks[(sample.comm, pid, sample.frames)] += w
+        self._stacks[(sample.comm, pid, sample.frames)] += w
         if self.by_thread:
-            self.threads[(sample.comm, pid, sample.tid, sample.frames)] += w
+            self._threads[(sample.comm, pid, sample.tid, sample.frames)] += w
         return idle
 
     def extend(self, samples: Iterable[StackSample]) -> Profile:
@@ -171,13 +202,25 @@ class Profile:
             self.add(s)
         return self
 
+    def stack_totals(self) -> Counter[tuple[str, tuple[Frame, ...]]]:
+        """Weight per (comm, frames), the pids of one comm merged, in order of first sight:
+        what the tables and the folded stacks without pids count (`stacks` changes only
+        through `add`, or ring_profile, which keeps this in step)."""
+        got = self.totals
+        if got is None:
+            got = Counter()
+            for (comm, _pid, frames), n in self.stacks.items():
+                got[(comm, frames)] += n
+            self.totals = got
+        return got
+
     @property
     def busy_samples(self) -> int:
         return self.samples - self.idle_samples
 
     @property
     def drawn_samples(self) -> int:
-        return sum(self.stacks.values())
+        return sum(self.stack_totals().values())
 
     # --- folded stacks -------------------------------------------------------------------
 
@@ -190,11 +233,16 @@ class Profile:
             items: Iterable[tuple[str, tuple[Frame, ...], int]] = (
                 (f"{comm}-{_pid(pid)}/{tid}", frames, n)
                 for (comm, pid, tid, frames), n in self.threads.items())
-        else:
-            items = ((f"{comm}-{_pid(pid)}" if with_pid else comm, frames, n)
+        elif with_pid:
+            items = ((f"{comm}-{_pid(pid)}", frames, n)
                      for (comm, pid, frames), n in self.stacks.items())
+        else:
+            items = ((comm, frames, n) for (comm, frames), n in self.stack_totals().items())
+        heads: dict[str, str] = {}
         for head, frames, n in items:
-            h = _clean(head).replace(" ", "_")
+            h = heads.get(head)
+            if h is None:
+                h = heads[head] = _clean(head).replace(" ", "_")
             out[f"{h};{_folded_frames(frames, head == 'java')}" if frames else h] += n
         return out
 
@@ -203,7 +251,7 @@ class Profile:
     def top_processes(self, limit: int = 20) -> list[ProcessShare]:
         """Processes by share of the non-idle samples."""
         by: Counter[str] = Counter()
-        for (comm, _pid, _frames), n in self.stacks.items():
+        for (comm, _frames), n in self.stack_totals().items():
             by[comm] += n
         denom = self.drawn_samples or 1
         return [ProcessShare(c, n, 100.0 * n / denom) for c, n in by.most_common(limit)]
@@ -211,17 +259,15 @@ class Profile:
     def top_stacks(self, limit: int = 5) -> list[StackShare]:
         """Whole stacks by share of the non-idle samples (pids of one comm merged: a
         restarting walker is one stack)."""
-        by: Counter[tuple[str, tuple[Frame, ...]]] = Counter()
-        for (comm, _pid, frames), n in self.stacks.items():
-            by[(comm, frames)] += n
         denom = self.drawn_samples or 1
-        return [StackShare(c, f, n, 100.0 * n / denom) for (c, f), n in by.most_common(limit)]
+        return [StackShare(c, f, n, 100.0 * n / denom)
+                for (c, f), n in self.stack_totals().most_common(limit)]
 
     def function_counts(self) -> FunctionCounts:
         """(self, total) sample counts per (function, kernel)."""
         selfc: Counter[tuple[str, bool]] = Counter()
         total: Counter[tuple[str, bool]] = Counter()
-        for (_c, _p, frames), n in self.stacks.items():
+        for (_c, frames), n in self.stack_totals().items():
             if not frames:
                 continue
             leaf = frames[0]
@@ -273,11 +319,29 @@ _FOLDED: dict[tuple[tuple[Frame, ...], bool], str] = {}
 _FOLDED_MAX = 200_000
 
 
+class _Labels(dict[Frame, str]):
+    """A frame's name as folded text shows it, made once per frame (frames are interned:
+    a handful of thousands make every stack of a window)."""
+
+    def __init__(self, java: bool) -> None:
+        super().__init__()
+        self.java = java
+
+    def __missing__(self, f: Frame) -> str:
+        if len(self) >= _FOLDED_MAX:
+            self.clear()
+        text = self[f] = _clean(_java(f.label) if self.java else f.label)
+        return text
+
+
+_LABELS = (_Labels(False), _Labels(True))
+
+
 def _folded_frames(frames: tuple[Frame, ...], java: bool = False) -> str:
     key = (frames, java)
     text = _FOLDED.get(key)
     if text is None:
-        text = ";".join(_clean(_java(f.label) if java else f.label) for f in reversed(frames))
+        text = ";".join(map(_LABELS[java].__getitem__, reversed(frames)))
         if len(_FOLDED) >= _FOLDED_MAX:
             _FOLDED.clear()
         _FOLDED[key] = text
@@ -294,7 +358,7 @@ def shares_of_all(profile: Profile) -> tuple[dict[str, float], dict[str, float]]
     so windows of different load compare fairly ("kubelet 0.8% → 6.5%")."""
     denom = profile.total_weight or profile.samples or 1
     procs: Counter[str] = Counter()
-    for (comm, _p, _f), n in profile.stacks.items():
+    for (comm, _f), n in profile.stack_totals().items():
         procs[comm] += n
     _selfc, total = profile.function_counts()
     p = {c: 100.0 * n / denom for c, n in procs.items()}
