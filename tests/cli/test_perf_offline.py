@@ -14,10 +14,10 @@ from pathlib import Path
 import pytest
 import zstandard
 
+from corescope.ingest.perf_write import import_input
 from corescope.model.events import KernelEvent
 from corescope.model.profiles import UNANCHORED
 from corescope.runner import Runner
-from corescope.sources import perf_import
 from corescope.sources.perf_script import parse_text
 from corescope.store import events as store_events
 from corescope.store import profiles as ring
@@ -210,7 +210,7 @@ def test_parser_notes_name_the_users_file_and_line(tmp_path: Path):
 def test_store_api_text_chunk_reads_like_a_recorded_one(tmp_path: Path):
     ts = times(BOOT_RING)
     with Store.open(tmp_path / "s") as store:
-        got = perf_import.import_input(store, BOOT_RING, boot_time=BOOT_TIME)
+        got = import_input(store, BOOT_RING, boot_time=BOOT_TIME)
         assert got.kind == "perf_script" and got.clock == "boot" and got.cpus == (0, 1)
         assert got.samples == len(ts) and got.chunk is not None
         c = got.chunk
@@ -244,22 +244,22 @@ def test_store_api_text_chunk_reads_like_a_recorded_one(tmp_path: Path):
 
 def test_import_skips_what_is_not_a_profile(tmp_path: Path):
     with Store.open(tmp_path / "s") as store:
-        assert perf_import.import_input(store, "/dev/null").skipped == \
+        assert import_input(store, "/dev/null").skipped == \
             "not a regular file or a pipe"
         junk = tmp_path / "j"
         junk.write_bytes(os.urandom(3000))
-        assert perf_import.import_input(store, junk).skipped
+        assert import_input(store, junk).skipped
         trunc = tmp_path / "t.zst"
         # two frames, the second cut short: the first one's samples are kept
         z = zstandard.ZstdCompressor()
         cut = z.compress(BOOT_RING.read_bytes())[:-40]
         trunc.write_bytes(z.compress(RT_RING.read_bytes()) + cut)
         diags: list = []
-        got = perf_import.import_input(store, trunc, diags=diags)
+        got = import_input(store, trunc, diags=diags)
         assert got.samples == len(times(RT_RING))
         assert any("ends early" in d.message for d in diags)
         trunc.write_bytes(zstandard.ZstdCompressor().compress(RT_RING.read_bytes())[:-40])
-        assert "ends early" in (perf_import.import_input(store, trunc).skipped or "")
+        assert "ends early" in (import_input(store, trunc).skipped or "")
 
 
 def test_ring_status_needs_perf_only_for_raw_perf_data_chunks(tmp_path: Path):
@@ -270,7 +270,7 @@ def test_ring_status_needs_perf_only_for_raw_perf_data_chunks(tmp_path: Path):
             return None
 
     with Store.open(tmp_path / "s") as store:
-        perf_import.import_input(store, RT_RING)
+        import_input(store, RT_RING)
         ev = StoreEvidence(store, NoPerf())
         st = ev._ring_status()
         assert st.ok and "perf not found" not in st.detail, st.detail

@@ -44,7 +44,6 @@ ALLOWED: dict[str, set[str]] = {
 
 # (importing file, imported package): the arrows still to be turned round.
 KNOWN: set[tuple[str, str]] = {
-    ("sources/perf_import.py", "store"),          # a source that writes the ring itself
     ("store/profile_query.py", "sources"),        # the ring query parses perf text
 }
 

@@ -1,10 +1,8 @@
-"""Bringing saved profiles into a store's ring: `perf script` text (one file, stdin, or a
-folder of chunks; plain, gzip or zstd; either clock) and folded-stack files.
-
-Each input becomes one text chunk of the ring (store.profiles.ChunkWriter), so `flame`,
-`heatmap`, `--event` and `--diff` read it exactly as they read what `record` symbolised. The
-input is streamed once: compressed into the chunk while the parser counts its samples, CPUs
-and time span.
+"""Reading saved profiles for the ring: `perf script` text (one file, stdin, or a folder of
+chunks; plain, gzip or zstd; either clock) and folded-stack files, opened, sniffed and scanned
+(samples, CPUs, time span, clock) as they stream. Pure: the ring's chunks are written by
+ingest/perf_write.py, which tees the stream into the chunk while `scan` counts it, so the
+input is read once.
 
 Clocks: `perf script` prints perf's clock. Values of 10^9 s or more are the wall clock
 (`perf record -k CLOCK_REALTIME`: 10^9 s of uptime would be 31 years); smaller ones are perf's
@@ -26,7 +24,7 @@ from collections import Counter
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import BinaryIO
+from typing import BinaryIO, cast
 
 import zstandard
 
@@ -35,8 +33,6 @@ from corescope.model.common import Diagnostic
 from corescope.model.profiles import NO_CLOCK, UNANCHORED, ProfileChunk, StackSample
 from corescope.sources import folded, perf_layout, perf_script
 from corescope.sources.perf_layout import Layout
-from corescope.store.db import Store
-from corescope.store.profiles import ChunkWriter
 
 EPOCH_MIN = 1e9
 BOOT_ANCHORED = "boot-relative"  # clockid of boot-relative text anchored by a boot time
@@ -131,13 +127,15 @@ def open_binary(source: str | Path | BinaryIO) -> BinaryIO:
             raw = os.fdopen(fd, "rb")
     else:
         raw = source
-    buf = raw if hasattr(raw, "peek") else io.BufferedReader(raw)  # type: ignore[arg-type]
-    magic = buf.peek(4)[:4]  # type: ignore[attr-defined]
+    # the magic is peeked: a stream that can peek is read as it is, any other is buffered
+    buf = (cast(io.BufferedReader, raw) if hasattr(raw, "peek")
+           else io.BufferedReader(cast(io.RawIOBase, raw)))
+    magic = buf.peek(4)[:4]
     if magic[:2] == b"\x1f\x8b":
-        return gzip.GzipFile(fileobj=buf)  # type: ignore[return-value]
+        return cast(BinaryIO, gzip.GzipFile(fileobj=buf))
     if magic == b"\x28\xb5\x2f\xfd":
-        return io.BufferedReader(_ZstdReader(buf))  # type: ignore[return-value]
-    return buf  # type: ignore[return-value]
+        return cast(BinaryIO, io.BufferedReader(_ZstdReader(buf)))
+    return buf
 
 
 def text_blocks(stream: BinaryIO, diags: list[Diagnostic], name: str) -> Iterator[str]:
@@ -245,17 +243,25 @@ def scan(blocks: Iterable[str], kind: str, name: str,
     return got
 
 
-def import_input(store: Store, source: str | Path | BinaryIO, name: str | None = None,
-                 boot_time: float | None = None,
-                 diags: list[Diagnostic] | None = None) -> Imported:
-    """Import one `perf script` or folded input into the store's ring as one chunk,
-    streaming it once. boot_time (UTC epoch of the boot) anchors boot-relative timestamps."""
-    diags = diags if diags is not None else []
-    name = name or (STDIN if source == STDIN else str(source))
-    try:
-        stream = open_binary(source)
-    except InputError as exc:
-        return Imported(name, None, skipped=str(exc))
+def input_name(source: str | Path | BinaryIO, name: str | None = None) -> str:
+    """What an input is called in diagnostics: its given name, `-` for stdin, else its path."""
+    return name or (STDIN if source == STDIN else str(source))
+
+
+@dataclass
+class Opened:
+    """An input known to be a profile, not read yet beyond its first block."""
+
+    name: str
+    kind: str  # "perf_script" | "folded"
+    blocks: Iterator[str]  # the whole text, the first block included
+    read_diags: list[Diagnostic]  # what reading it found (a cut-short stream), once read
+
+
+def open_input(source: str | Path | BinaryIO, name: str) -> Opened:
+    """One `perf script` or folded input, opened and sniffed by its first block; raises
+    InputError saying why when it cannot be read or is neither."""
+    stream = open_binary(source)
     read_diags: list[Diagnostic] = []
     blocks = text_blocks(stream, read_diags, name)
     first_block = next(blocks, "")
@@ -264,33 +270,30 @@ def import_input(store: Store, source: str | Path | BinaryIO, name: str | None =
         what = "not perf script text or folded stacks"
         if not first_block.strip():
             what = read_diags[0].message if read_diags else "empty"
-        return Imported(name, None, skipped=what)
+        raise InputError(what)
     kind = "folded" if sniffed == "folded" else "perf_script"
-    with ChunkWriter(store, "folded" if kind == "folded" else "text") as w:
+    return Opened(name, kind, itertools.chain([first_block], blocks), read_diags)
 
-        def tee() -> Iterator[str]:
-            for block in itertools.chain([first_block], blocks):
-                w.write(block)
-                yield block
 
-        got = scan(tee(), kind, name, diags)
-        diags.extend(read_diags)
-        if got.samples == 0:
-            got.skipped = "no samples"
-            return got
-        if kind == "folded":
-            got.chunk = w.commit(clockid=NO_CLOCK, perf_start=0.0, perf_end=0.0,
-                                 clock_offset=0.0, samples=got.samples)
-            return got
-        if got.first is None or got.last is None:
-            # -F without time: one untimed chunk, read whole like folded stacks
-            got.chunk = w.commit(clockid=NO_CLOCK, perf_start=0.0, perf_end=0.0,
-                                 clock_offset=0.0, samples=got.samples, hz=got.hz)
-            return got
-        clockid, offset = chunk_clock(got, boot_time)
-        got.chunk = w.commit(clockid=clockid, perf_start=got.first, perf_end=got.last + TICK,
-                             clock_offset=offset, samples=got.samples, hz=got.hz)
-    return got
+@dataclass(frozen=True)
+class ChunkSpan:
+    """Where an input's samples go in the ring: its clock, its span on that clock and the
+    offset to the wall clock."""
+
+    clockid: str
+    perf_start: float
+    perf_end: float
+    clock_offset: float
+
+
+def chunk_span(got: Imported, boot_time: float | None) -> ChunkSpan:
+    """The span of a scanned input as a ring chunk: timed text owns [first, last + TICK) on
+    its clock; folded stacks and text without times (-F without time) have none and are
+    read whole."""
+    if got.kind == "folded" or got.first is None or got.last is None:
+        return ChunkSpan(NO_CLOCK, 0.0, 0.0, 0.0)
+    clockid, offset = chunk_clock(got, boot_time)
+    return ChunkSpan(clockid, got.first, got.last + TICK, offset)
 
 
 def _scan(samples: Iterator[StackSample], got: Imported) -> None:

@@ -114,8 +114,10 @@ def _open_source(obj: CliContext, inputs: tuple[str, ...], boot_time: float | No
     store = Store.open(Path(tmp.name) / "store")
     src = _Source(store, True, tmp)
     skipped = []
+    from corescope.ingest.perf_write import import_input
+
     for path in perf_import.expand(inputs):
-        got = perf_import.import_input(store, path, boot_time=boot_time, diags=diags)
+        got = import_input(store, path, boot_time=boot_time, diags=diags)
         if got.skipped:
             skipped.append(f"{got.name}: {got.skipped}")
             diags.append(Diagnostic(got.name, f"skipped: {got.skipped}"))
