@@ -114,20 +114,41 @@ def intern_frame(symbol: str, dso: str, kernel: bool, inlined: bool) -> Frame:
 
 class _FrameCache:
     """Frame lines and whole stacks repeat endlessly: parse each distinct text once. A line
-    stands for no frame (a srcline line), one, or several (`a->b`: inlined frames)."""
+    stands for no frame (a srcline line), one, or several (`a->b`: inlined frames). Lines
+    that differ only in their address and `+0x` offset (most distinct lines do) name the
+    same frames: a plain line (see _PLAIN_FRAME) is parsed once per symbol, dso and address
+    half. `bodies`: a record's frame lines as one text, to its stack."""
 
-    __slots__ = ("lines", "stacks")
+    __slots__ = ("bodies", "lines", "plain", "stacks")
 
     def __init__(self) -> None:
         self.lines: dict[str, tuple[Frame, ...]] = {}
         self.stacks: dict[tuple[str, ...], tuple[Frame, ...]] = {}
+        self.plain: dict[tuple[str, str, bool], tuple[Frame, ...]] = {}
+        self.bodies: dict[str, tuple[Frame, ...]] = {}
 
     def line(self, text: str) -> tuple[Frame, ...]:
+        """The frames of one line (leading blanks allowed: the key is the line as given)."""
         got = self.lines.get(text)
         if got is None:
-            got = _frame_line(text)
-            if len(self.lines) < 200_000:
+            got = self._parse(text.strip())
+            if len(self.lines) < _LINES_MAX:
                 self.lines[text] = got
+        return got
+
+    def _parse(self, text: str) -> tuple[Frame, ...]:
+        m = _PLAIN_FRAME.fullmatch(text)
+        if m is None or "+0x" in m[2]:
+            return _frame_line(text)
+        addr, sym, _off, dso = m.groups()
+        kaddr = _is_kernel_addr(addr)
+        key = (sym, dso, kaddr)
+        got = self.plain.get(key)
+        if got is None:
+            # the same reading as the whole line's: the offset is all the rest drops
+            got = _parse_frame(f"{sym} ({dso})", kaddr)
+            if len(self.plain) < _LINES_MAX:
+                self.plain[key] = got
         return got
 
     def stack(self, texts: list[str]) -> tuple[Frame, ...]:
@@ -141,6 +162,42 @@ class _FrameCache:
             if len(self.stacks) < 100_000:
                 self.stacks[key] = frames
         return frames
+
+    def body(self, body: str) -> tuple[Frame, ...]:
+        """The stack of a record's frame lines (its text after the header line)."""
+        frames = self.bodies.get(body)
+        if frames is None:
+            if body:
+                lines = body.split("\n")
+                got = list(map(self.lines.get, lines))
+                for i, g in enumerate(got):
+                    if g is None:
+                        got[i] = self.line(lines[i])
+                frames = tuple(itertools.chain.from_iterable(got))  # type: ignore[arg-type]
+            else:
+                frames = ()
+            if len(self.bodies) < _BODY_CACHE_MAX:
+                self.bodies[body] = frames
+        return frames
+
+    def bodies_of(self, bodies: list[str]) -> list[tuple[Frame, ...]]:
+        """`body` of each, the known ones looked up in one pass."""
+        got = list(map(self.bodies.get, bodies))
+        for i, g in enumerate(got):
+            if g is None:
+                got[i] = self.body(bodies[i])
+        return got  # type: ignore[return-value]
+
+
+_LINES_MAX = 200_000
+_BODY_CACHE_MAX = 100_000
+# A frame line with nothing for the careful reading (_frame_line) to decide: an address, one
+# blank, a symbol without parentheses that starts and ends with a non-blank, perhaps its
+# offset, and ` (dso)` without parentheses. Its frames depend only on the symbol, the dso and
+# whether the address is a kernel one (a symbol that itself holds `+0x` goes the careful way:
+# stripping one offset from it would be another reading).
+_PLAIN_FRAME = re.compile(
+    r"([0-9a-fA-F]+) ([^\s()](?:[^()]*?[^\s()])?)(\+0x[0-9a-fA-F]+)? \(([^()]*)\)")
 
 
 def _frame_line(text: str) -> tuple[Frame, ...]:
@@ -396,7 +453,6 @@ def parse(
 # Inside a well-formed record every line after the header is an indented, non-blank frame
 # (or srcline) line; this finds any line that is not.
 _NOT_A_FRAME_LINE = re.compile(r"\n(?![\t ]+\S)")
-_BODY_CACHE_MAX = 100_000
 
 # HEADER for many lines at once (re.MULTILINE): the same groups, where HEADER's `\s` is any
 # whitespace but a newline, so a match never leaves its line. On a single line the two are
@@ -558,13 +614,11 @@ def parse_blocks(
     diags = diagnostics if diagnostics is not None else []
     blocks, lay = _settle(blocks, layout)
     cache = _FrameCache()
-    bodies: dict[str, tuple[Frame, ...]] = {}
     want = None if cpu is None else str(int(cpu))
     side: Counter[str] = Counter()
     for text, base, whole in _whole_records(blocks):
         if whole:
-            yield from _records(text, base, cache, bodies, diags, source, want, times, side,
-                                lay)
+            yield from _records(text, base, cache, diags, source, want, times, side, lay)
         elif text.strip():
             # input that ends without a blank line: the careful path says what was cut short
             yield from parse(text.splitlines(), diags, source, base, side, lay)
@@ -572,15 +626,17 @@ def parse_blocks(
         diags.append(Diagnostic(source, sideband_note(side)))
 
 
-def _fast_records(text: str, cache: _FrameCache, bodies: dict[str, tuple[Frame, ...]],
-                  cpu: str | None, times: tuple[float, float] | None = None,
+def _fast_records(text: str, cache: _FrameCache, cpu: str | None,
+                  times: tuple[float, float] | None = None,
                   layout: Layout = GENERIC) -> list[StackSample] | None:
     """The samples of a block of plain records (see _clean_rows) of CPU `cpu` and timed in
-    [lo, hi) when those are given, or None when the block is not plain."""
+    [lo, hi) when those are given, or None when the block is not plain. Built a column at a
+    time (map over the header fields, the stacks looked up together): the per-record work in
+    Python is the sample object alone."""
     rows = _clean_rows(text, layout)
     if rows is None:
         return None
-    keep: Iterable[int] = range(len(rows))
+    keep: list[int] | None = None
     if cpu is not None or times is not None:
         _, _, _, cpus, stamps, _, _ = zip(*rows, strict=True)
         want = None if cpu is None else cpu.lstrip("0")
@@ -593,35 +649,38 @@ def _fast_records(text: str, cache: _FrameCache, bodies: dict[str, tuple[Frame, 
     recs = text.split("\n\n")
     if len(recs) != len(rows):
         return None
-    out: list[StackSample] = []
-    for i in keep:
-        comm, pid, tid, c, t, period, event = rows[i]
-        rec = recs[i]
-        nl = rec.find("\n")
-        frames = _frames_of("" if nl < 0 else rec[nl + 1 :], cache, bodies)
-        p = int(pid) if pid else NO_PID
-        out.append(StackSample(comm.strip() or NO_COMM, p, int(tid) if tid else p,
-                               int(c) if c else None, float(t) if t else None, event, frames,
-                               1, int(period) if period else None, bool(tid)))
-    return out
+    if keep is not None and len(keep) < len(rows):
+        rows = [rows[i] for i in keep]
+        recs = [recs[i] for i in keep]
+    comms, pids, tids, cpus, stamps, periods, events = zip(*rows, strict=True)
+    frames = cache.bodies_of([r.partition("\n")[2] for r in recs])
+    comm_col = list(map(str.strip, comms))
+    if "" in comm_col:
+        comm_col = [c or NO_COMM for c in comm_col]
+    pid_col = _ints(pids, NO_PID)
+    if "" in tids:
+        tid_col = [int(t) if t else p for t, p in zip(tids, pid_col, strict=True)]
+    else:
+        tid_col = list(map(int, tids))
+    time_col = [float(t) if t else None for t in stamps] if "" in stamps else \
+        list(map(float, stamps))
+    return list(map(StackSample, comm_col, pid_col, tid_col, _ints(cpus, None), time_col,
+                    events, frames, itertools.repeat(1), _ints(periods, None),
+                    map(bool, tids)))
 
 
-def _frames_of(body: str, cache: _FrameCache, bodies: dict[str, tuple[Frame, ...]]
-               ) -> tuple[Frame, ...]:
-    """A record's stack from its frame lines, looked up whole: the same stack recurs."""
-    frames = bodies.get(body)
-    if frames is None:
-        frames = cache.stack([ln.strip() for ln in body.split("\n")] if body else [])
-        if len(bodies) < _BODY_CACHE_MAX:
-            bodies[body] = frames
-    return frames
+def _ints(col: tuple[str, ...], none: int | None) -> list[int | None]:
+    """int() of each field, `none` for the fields the header leaves out ("")."""
+    if "" in col:
+        return [int(x) if x else none for x in col]
+    return list(map(int, col))
 
 
-def _records(text: str, base: int, cache: _FrameCache, bodies: dict[str, tuple[Frame, ...]],
-             diags: list[Diagnostic], source: str, cpu: str | None = None,
+def _records(text: str, base: int, cache: _FrameCache, diags: list[Diagnostic],
+             source: str, cpu: str | None = None,
              times: tuple[float, float] | None = None, side: Counter[str] | None = None,
              layout: Layout = GENERIC) -> Iterator[StackSample]:
-    fast = _fast_records(text, cache, bodies, cpu, times, layout)
+    fast = _fast_records(text, cache, cpu, times, layout)
     if fast is not None:
         yield from fast
         return
@@ -648,7 +707,7 @@ def _records(text: str, base: int, cache: _FrameCache, bodies: dict[str, tuple[F
             # `-F ip,sym`: the record is its frame lines (its header, the empty line before)
             if rec[0] == "\t" and not _NOT_A_TAB_LINE.search(rec):
                 yield StackSample(NO_COMM, NO_PID, NO_PID, None, None, "",
-                                  _frames_of(rec, cache, bodies), pid_known=False)
+                                  cache.body(rec), pid_known=False)
             else:
                 yield from parse([*rec.split("\n"), ""], diags, source, line_at(start), side,
                                  layout)
@@ -670,7 +729,7 @@ def _records(text: str, base: int, cache: _FrameCache, bodies: dict[str, tuple[F
             c = m["cpu"]
             if c is not None and c.lstrip("0") != cpu.lstrip("0"):
                 continue  # another CPU's record: not worth its stack
-        frames = _frames_of("" if nl < 0 else rec[nl + 1 :], cache, bodies)
+        frames = cache.body("" if nl < 0 else rec[nl + 1 :])
         s = _sample(m.groupdict(), frames)
         if s is None:
             if len(diags) < _MAX_DIAGNOSTICS:
@@ -731,7 +790,6 @@ def summarize_blocks(blocks: Iterable[str], diagnostics: list[Diagnostic] | None
     blocks, lay = _settle(blocks, None)
     got = Summary(layout=lay)
     cache = _FrameCache()
-    bodies: dict[str, tuple[Frame, ...]] = {}
     side: Counter[str] = Counter()
     for text, base, whole in _whole_records(blocks):
         if whole:
@@ -739,8 +797,7 @@ def summarize_blocks(blocks: Iterable[str], diagnostics: list[Diagnostic] | None
             if rows is not None:
                 got.add_rows(rows)
                 continue
-            for s in _records(text, base, cache, bodies, diags, source, side=side,
-                              layout=lay):
+            for s in _records(text, base, cache, diags, source, side=side, layout=lay):
                 got.add(s)
         elif text.strip():
             for s in parse(text.splitlines(), diags, source, base, side, lay):
