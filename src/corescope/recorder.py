@@ -35,6 +35,7 @@ from corescope.sensors.base import Sensor, SensorEnv
 from corescope.store import retention
 from corescope.store.db import Store, is_corruption
 from corescope.store.watch import UNWRITABLE, StoreProblem, StoreWatch
+from corescope.textsafe import clean
 from corescope.timeparse import format_duration, iso
 
 RETENTION_EVERY_S = 60.0
@@ -104,7 +105,9 @@ class Recorder:
         self.env = env
         self.store = store
         self.sensors = sensors
-        self.log = log or (lambda msg: print(msg, file=sys.stderr, flush=True))
+        # exception texts and sensor details carry names from the node (NIC, unit, cgroup):
+        # escaped, so none can write to the operator's terminal
+        self.log = log or (lambda msg: print(clean(msg), file=sys.stderr, flush=True))
         self.stop_event = StopEvent()
         self.statuses: list[SensorStatus] = []
         self.guard = guard

@@ -2,10 +2,10 @@
 written to the store as it is read, never held whole, so the import of a 30 MB dmesg
 (400,000 lines) takes a fraction of the memory the log takes on disk, in a real import
 process, and stores every line; `analyze` end to end reads the window's events back row by
-row into compact events. Before: every file parsed whole and kept until all were parsed,
-about 12 bytes of memory per byte of log (360 MB for this one, 2.2 GB for 216 MB), and the
-investigation held the store's rows beside its events. bench/analyze_memory.py measures the
-216 MB case."""
+row and holds only those an investigation reads (analysis.event_focus). Before: every file
+parsed whole and kept until all were parsed, about 12 bytes of memory per byte of log (360 MB
+for this one, 2.2 GB for 216 MB), then every line held as an event. bench/analyze_memory.py
+measures the 216 MB case."""
 
 from __future__ import annotations
 
@@ -24,9 +24,10 @@ LOG_BYTES = 30_000_000
 # Python, numpy, zstandard and SQLite take ~60-90 MB before the first line; a block of the
 # log in flight ~60 MB more. The whole log parsed at once takes ~360 MB.
 RSS_LIMIT_MB = 240
-# the investigation holds every kernel event of its window (~430 bytes a line here, ~860
-# with the rows beside them before): ~220 MB in all, ~370 before
-ANALYZE_LIMIT_MB = 320
+# the investigation holds the window's incident lines, the lines within a second of each and
+# the first 50,000 others (analysis.event_focus), ~116 MB in all here; holding every line
+# (~430 bytes each) it took ~220 MB, and ~370 MB with the store's rows beside them before
+ANALYZE_LIMIT_MB = 170
 
 # The child's peak is its own VmHWM: its ru_maxrss (RUSAGE_SELF) would include the high-water
 # RSS of the process that spawned it (exec records the old address space's peak), so under

@@ -16,7 +16,8 @@ SRC = Path(__file__).resolve().parents[2] / "src" / "corescope"
 # What each package may import (besides itself). The foundation is plain records and small
 # utilities; sources only parse and analysis only computes, so neither knows the store; the store
 # keeps records and runs no parser; an investigation reads only Evidence.
-FOUNDATION = {"model", "errors", "timeparse", "rootfs", "runner", "protect", "outfile"}
+FOUNDATION = {"model", "errors", "timeparse", "rootfs", "runner", "protect", "outfile",
+              "textsafe"}
 _DATA = FOUNDATION | {"sources", "analysis", "store"}
 ALLOWED: dict[str, set[str]] = {
     "errors": set(),

@@ -292,3 +292,23 @@ def test_a_replaced_store_directory_or_database_is_noticed(
     rec = _watched(tmp_path / "b", monkeypatch,
                    lambda s: os.unlink(s.directory / "corescope.db"))
     assert rec.store_lost is not None and rec.store_lost.kind == DB_GONE
+
+
+def test_the_default_log_escapes_what_the_node_named(env: SensorEnv, tmp_path: Path,
+                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    """A sensor failure's text carries names from the node (an interface, a unit, a cgroup
+    path): printed raw, `\\x1b]0;...\\x07` would retitle the operator's terminal and a newline
+    would forge a line. The recorder's own log (what `record` prints) escapes them."""
+
+    class Hostile(Scripted):
+        def tick(self, wall: float, mono: float) -> None:
+            raise OSError(5, "read /sys/class/net/eth0\x1b]0;pwned\x07\ncorescope record: ok")
+
+    with Store.open(tmp_path / "s") as store:
+        rec = Recorder(env, store, [Hostile(env, "nic")])
+        rec.open()
+        rec.run(0.2)
+    err = capsys.readouterr().err
+    assert "sensor nic failed" in err
+    assert "\x1b" not in err and "\x07" not in err and "\\x1b]0;pwned\\x07" in err
+    assert "\ncorescope record: ok" not in err and "\\ncorescope record: ok" in err

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Protocol
 # Annotations only: the records are defined where they are made, so a log-only
 # investigation (`events --file`) does not define the cgroup and stack records at start-up.
 if TYPE_CHECKING:
+    from corescope.analysis.event_focus import EventBudget, FocusedEvents
     from corescope.model.cgroups import (
         CgroupLayout,
         ChurnCount,
@@ -116,6 +117,12 @@ class Evidence(Protocol):
         ...
 
     def events(self, t0: float, t1: float) -> list[KernelEvent]: ...
+
+    def focused_events(self, t0: float, t1: float, budget: EventBudget | None
+                       ) -> FocusedEvents:
+        """The window's events an investigation holds (analysis.event_focus), the rest
+        counted: read in one pass, never all held."""
+        ...
 
     def event(self, event_id: int) -> KernelEvent | None: ...
 

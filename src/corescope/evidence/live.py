@@ -9,6 +9,7 @@ import time
 from collections.abc import Collection, Iterable, Iterator
 from typing import TYPE_CHECKING
 
+from corescope.analysis.event_focus import EventBudget, FocusedEvents, focus
 from corescope.evidence.base import (
     CgroupState,
     Coverage,
@@ -235,6 +236,10 @@ class LiveEvidence:
         (the store has them): those are neither returned nor classified."""
         return self._joined(k for k, (wall, r) in enumerate(self._ring)
                             if t0 <= wall <= t1 and (r.seq, r.usec) not in held)
+
+    def focused_events(self, t0: float, t1: float, budget: EventBudget | None
+                       ) -> FocusedEvents:
+        return focus(self.events(t0, t1), budget)
 
     def event(self, event_id: int) -> KernelEvent | None:
         return None  # live ring records have no stored id

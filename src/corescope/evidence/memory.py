@@ -8,6 +8,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from corescope.analysis.event_focus import EventBudget, FocusedEvents, focus
 from corescope.evidence.base import CgroupState, Coverage, RestartEvidence, Span
 
 if TYPE_CHECKING:  # annotations only: `events --file` holds only kernel events
@@ -52,6 +53,10 @@ class MemoryEvidence:
 
     def events(self, t0: float, t1: float) -> list[KernelEvent]:
         return [e for e in self.kernel_events if t0 <= e.time <= t1]
+
+    def focused_events(self, t0: float, t1: float, budget: EventBudget | None
+                       ) -> FocusedEvents:
+        return focus(self.events(t0, t1), budget)
 
     def event(self, event_id: int) -> KernelEvent | None:
         return next((e for e in self.kernel_events if e.id == event_id), None)

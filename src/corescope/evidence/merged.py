@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
+from corescope.analysis.event_focus import EventBudget, FocusedEvents, focus
 from corescope.evidence.base import CgroupState, Coverage, Evidence, RestartEvidence, Span
 from corescope.evidence.live import LiveEvidence
 from corescope.model.cgroups import ChurnCount, MemcgCensus, StatReadCost
@@ -52,6 +53,10 @@ class MergedEvidence:
         # that ran all along holds them all)
         ring = self.live.events(t0, t1, held=seen)
         return sorted(stored + ring, key=lambda e: e.time)
+
+    def focused_events(self, t0: float, t1: float, budget: EventBudget | None
+                       ) -> FocusedEvents:
+        return focus(self.events(t0, t1), budget)
 
     def event(self, event_id: int) -> KernelEvent | None:
         return self.stored.event(event_id)

@@ -6,6 +6,7 @@ import time
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
+from corescope.analysis.event_focus import EventBudget, FocusedEvents
 from corescope.evidence.base import (
     CgroupState,
     Coverage,
@@ -81,6 +82,10 @@ class StoreEvidence:
 
     def events(self, t0: float, t1: float) -> list[KernelEvent]:
         return store_events.read_events(self.store, t0, t1)
+
+    def focused_events(self, t0: float, t1: float, budget: EventBudget | None
+                       ) -> FocusedEvents:
+        return store_events.read_focused(self.store, t0, t1, budget)
 
     def event(self, event_id: int) -> KernelEvent | None:
         return store_events.get_event(self.store, event_id)

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from corescope.analysis import correlate
+from corescope.analysis.event_focus import DEFAULT_BUDGET, EventBudget
 from corescope.evidence.base import Evidence, RestartEvidence
 from corescope.investigate import findings as fnd
 from corescope.investigate.model import (
@@ -62,6 +63,9 @@ class Options:
     # `host`: this machine's name, used only when the listing has it
     node: str | None = None
     host: str | None = None
+    # which kernel lines the investigation holds (the rest counted by kind); None: every
+    # line, for `events`, which lists them
+    event_budget: EventBudget | None = DEFAULT_BUDGET
 
 
 def investigate(ev: Evidence, window: Window, options: Options | None = None,
@@ -88,10 +92,12 @@ def investigate(ev: Evidence, window: Window, options: Options | None = None,
         ctx_episodes = find_episodes(samples_ctx, p.threshold_pct, p.min_duration_s, p.mode)
         episodes = find_episodes(samples, p.threshold_pct, p.min_duration_s, p.mode)
         covered = covered_spans(samples_ctx)
+    omitted: dict[str, int] = {}
     if opt.focus_event is not None:
         events = [opt.focus_event]
     else:
-        events = ev.events(window.start, window.end)
+        focused = ev.focused_events(window.start, window.end, opt.event_budget)
+        events, omitted = focused.events, focused.omitted
     lost = ev.lost_records(window.start, window.end)
 
     incident_views: list[IncidentView] = []
@@ -145,11 +151,12 @@ def investigate(ev: Evidence, window: Window, options: Options | None = None,
     pressure = ev.pressure(window.start, window.end) if diagnosed else None
     softirqs = softirqs_near(ev, ctx_episodes) if diagnosed else []
     statuses = ev.statuses()
-    statuses += derived_statuses(ev.name, statuses, window, samples, events, lost, zombies)
+    statuses += derived_statuses(ev.name, statuses, window, samples, events, lost, zombies,
+                                 sum(omitted.values()))
     inv = Investigation(
         source=ev.name, window=window, coverage=coverage, params=p, samples=samples,
         cpus=cpus, episodes=episodes, context_episodes=ctx_episodes,
-        events=events, incidents=incident_views, correlation=summary,
+        events=events, events_omitted=omitted, incidents=incident_views, correlation=summary,
         correlation_window_s=cw, lost_records=lost, record_span=span, zombies=zombies,
         restarts=restarts, profiles=profiles, findings=[], statuses=statuses,
         diagnostics=[*getattr(samples_ctx, "diagnostics", ()),  # stored rows it skipped

@@ -118,7 +118,9 @@ class Investigation:
     cpus: list[int]
     episodes: list[Episode]  # hot-core episodes in the window
     context_episodes: list[Episode]  # also those running into it: what incidents are tested on
-    events: list[KernelEvent]  # every kernel event in the window, unclassified lines included
+    # the window's kernel events, unclassified lines included, as the budget keeps them
+    # (every incident line and the lines around it; analysis.event_focus)
+    events: list[KernelEvent]
     incidents: list[IncidentView]
     correlation: CorrelationSummary
     correlation_window_s: float
@@ -140,6 +142,8 @@ class Investigation:
     episode_profiles: list[HotCoreProfile] = field(default_factory=list)
     # whose pods the restart evidence kept when a listing covered several nodes
     node: NodeChoice | None = None
+    # kind -> lines of the window counted but not held in `events` (the budget's quiet lines)
+    events_omitted: dict[str, int] = field(default_factory=dict)
     schema: int = SCHEMA
 
     def status(self, name: str) -> SensorStatus | None:

@@ -18,7 +18,8 @@ if TYPE_CHECKING:
 
 def derived_statuses(source: str, given: list[SensorStatus], window: Window,
                      samples: Sequence[CoreSample], events: list[KernelEvent], lost: int,
-                     zombies: ZombieReport | None) -> list[SensorStatus]:
+                     zombies: ZombieReport | None, omitted: int = 0) -> list[SensorStatus]:
+    """`omitted`: kernel lines of the window counted but not held (the event budget)."""
     names = {s.name for s in given}
     out: list[SensorStatus] = []
     if samples:
@@ -33,10 +34,11 @@ def derived_statuses(source: str, given: list[SensorStatus], window: Window,
                                 "unreadable and nothing recorded"))
     ring = next((s for s in given if s.name == "kernel ring"), None)
     n_inc = sum(1 for e in events if e.is_incident)
-    detail = f"{len(events)} kernel events in the window, {n_inc} incident lines"
+    detail = f"{len(events) + omitted} kernel events in the window, {n_inc} incident lines"
     if lost:
         detail += f"; {lost} kernel log records were lost (overwritten before read)"
-    has_log = bool(events) or (ring is not None and ring.ok) or source in ("store", "artifacts")
+    has_log = bool(events) or omitted > 0 or (ring is not None and ring.ok) \
+        or source in ("store", "artifacts")
     if "events" not in names:  # the evidence may have said it has no kernel log at all
         out.append(SensorStatus("events", has_log, detail if has_log else
                                 "no kernel log read: " + (ring.detail if ring else

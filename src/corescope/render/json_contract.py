@@ -75,7 +75,7 @@ def visible_events(inv: Investigation, kinds: Collection[str] = (),
 
 def events_json(inv: Investigation, kinds: Collection[str] = (), show_all: bool = False
                 ) -> dict[str, Any]:
-    return {
+    out = {
         "schema": SCHEMA,
         "events": [as_json(e) for e in visible_events(inv, kinds, show_all)],
         "lost_records": inv.lost_records,
@@ -83,6 +83,9 @@ def events_json(inv: Investigation, kinds: Collection[str] = (), show_all: bool 
         "since": round(inv.window.start, 3),
         "until": round(inv.window.end, 3),
     }
+    if inv.events_omitted:  # lines counted by kind, not held (investigate's event budget)
+        out["omitted"] = dict(sorted(inv.events_omitted.items()))
+    return out
 
 
 # --- report ------------------------------------------------------------------------------------

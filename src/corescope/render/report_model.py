@@ -301,7 +301,7 @@ def build(inv: Any, *, stacks: StacksFn | None = None, censuses: list[Any] | Non
         "summary": corr,
         "heatmap": hm,
         "events": events,
-        "events_total": len(inv.events),
+        "events_total": len(inv.events) + sum(inv.events_omitted.values()),
         "incidents": incidents,
         "episodes": [as_json(e) for e in inv.episodes[:500]],
         "hot_core": hot,

@@ -12,6 +12,7 @@ import time
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from corescope.analysis.event_focus import EventBudget, FocusedEvents, focus
 from corescope.model.events import KernelEvent, QueueIrq, SoftirqSample
 from corescope.store.db import Store
 
@@ -179,6 +180,15 @@ def read_events(store: Store, t0: float, t1: float, kinds: Sequence[str] | None 
     # events at once
     with store.lock:
         return [_event(r) for r in store.conn.execute(sql, params)]
+
+
+def read_focused(store: Store, t0: float, t1: float, budget: EventBudget | None
+                 ) -> FocusedEvents:
+    """The window's events as analysis.event_focus keeps them, decoded row by row from the
+    cursor: the lines left out are counted, never held."""
+    sql = f"SELECT {_COLS} FROM kernel_events WHERE time >= ? AND time <= ? ORDER BY time, id"
+    with store.lock:
+        return focus((_event(r) for r in store.conn.execute(sql, (t0, t1))), budget)
 
 
 def get_event(store: Store, event_id: int) -> KernelEvent | None:

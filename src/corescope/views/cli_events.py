@@ -55,13 +55,13 @@ def events(obj: CliContext, since: float | None, until: float | None, last: floa
                 else Window(0.0, 0.0)
         else:
             window = window_or_fail(cov, since, until, last)
-        inv = investigate(ev, window, parts=())
+        inv = investigate(ev, window, Options(event_budget=None), parts=())
         extra = {"source": str(file_), "clock": clock, "diagnostics": diags}
     else:
         from corescope.views.investigation_cli import store_investigation
 
         inv = store_investigation(obj, since, until, last, DEFAULT_LAST_S, parts=(),
-                                  hint="or use --file")
+                                  options=Options(event_budget=None), hint="or use --file")
     shown = visible_events(inv, kinds, show_all)
     if as_json:
         emit_json({**events_json(inv, kinds, show_all), **extra})

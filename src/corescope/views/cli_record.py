@@ -14,6 +14,7 @@ from corescope import sdnotify
 from corescope.model.common import Diagnostic
 from corescope.protect import MemoryGuard, protect
 from corescope.recorder import Recorder, build_sensors
+from corescope.render.term import echo
 from corescope.sensors import options
 from corescope.sensors.base import RecordOptions, SensorEnv, Tap, Taps
 from corescope.sensors.options import SensorOption
@@ -87,7 +88,7 @@ def record(obj: CliContext, **values: Any) -> None:
     try:
         # a corrupt store is moved aside (kept, 0600) and recording starts on a fresh one
         store = Store.open_or_replace(
-            obj.store_dir, lambda msg: click.echo(f"corescope record: {msg}", err=True))
+            obj.store_dir, lambda msg: echo(f"corescope record: {msg}", err=True))
     except StoreError as exc:
         fail(str(exc))
     if has_frames(obj.root):
@@ -113,7 +114,7 @@ def record(obj: CliContext, **values: Any) -> None:
     running = [s.name for s in statuses if s.ok]
     if not running and not rec.retrying:
         for s in statuses:
-            click.echo(f"corescope record: {s.name}: {s.detail}", err=True)
+            echo(f"corescope record: {s.name}: {s.detail}", err=True)
         sdnotify.notify("STATUS=no sensor could start")
         fail("no sensor could start")
     extra: list[str] = []
@@ -127,7 +128,7 @@ def record(obj: CliContext, **values: Any) -> None:
                     # a sensor that runs but measures less than it could says what it misses
                     + [f"{s.name}: {part}" for s in statuses if s.ok
                        for part in s.detail.split("; ") if "not measured" in part])
-    click.echo(
+    echo(
         f"corescope record: {', '.join(running) or 'no sensor yet'}"
         f" (cores every {opts.interval_s:g}s)"
         f" into {obj.store_dir}"
@@ -145,8 +146,8 @@ def record(obj: CliContext, **values: Any) -> None:
             fleet.close()  # after the sensors: the last chunk is pushed before we go
     store.close()
     if store.abandoned is not None:
-        click.echo(f"corescope record: {store.abandoned}; the database was left without a "
-                   "checkpoint (its WAL keeps every commit, read on its next open)", err=True)
+        echo(f"corescope record: {store.abandoned}; the database was left without a "
+             "checkpoint (its WAL keeps every commit, read on its next open)", err=True)
     problems = len(rec.losses) + len(rec.faults)
     lost_before, earlier = _earlier()
     carried = (len(rec.losses) + lost_before, problems + earlier)
@@ -172,13 +173,13 @@ def _end_report(losses: int, problems: int, earlier: int) -> None:
     sees it."""
     before = (f"; {earlier} more before the store was started again" if earlier else "")
     if losses:
-        click.echo(f"corescope record: stopped; data was lost ({problems} problems above"
-                   f"{before})", err=True)
+        echo(f"corescope record: stopped; data was lost ({problems} problems above"
+             f"{before})", err=True)
     elif problems or earlier:
-        click.echo(f"corescope record: stopped after faults ({problems} problems above"
-                   f"{before})", err=True)
+        echo(f"corescope record: stopped after faults ({problems} problems above"
+             f"{before})", err=True)
     else:
-        click.echo("corescope record: stopped", err=True)
+        echo("corescope record: stopped", err=True)
         return
     raise SystemExit(EXIT_FINDINGS)
 
@@ -213,7 +214,7 @@ def _restart_on_a_fresh_store(obj: CliContext, carried: tuple[int, int],
     elif restarts >= 3:
         fail(f"the store at {obj.store_dir} kept going away ({why}); stopping",
              EXIT_FINDINGS)
-    click.echo(f"corescope record: {why}; restarting on a fresh store", err=True)
+    echo(f"corescope record: {why}; restarting on a fresh store", err=True)
     sys.stderr.flush()
     os.environ[_RESTARTS_ENV] = str(restarts + 1)
     os.environ[_EARLIER_ENV] = f"{carried[0]} {carried[1]}"
@@ -227,15 +228,15 @@ def _after_store_lost(obj: CliContext, problem: StoreProblem,
     goes on. Replaced by another directory or file: stop; a recorder does not adopt a
     directory it did not open (`record` started again would, with its usual checks)."""
     if problem.kind == REPLACED:
-        click.echo(f"corescope record: stopped: {problem.message}; not recording into a "
-                   f"directory this recorder did not make ({carried[1]} problems above)",
-                   err=True)
+        echo(f"corescope record: stopped: {problem.message}; not recording into a "
+             f"directory this recorder did not make ({carried[1]} problems above)",
+             err=True)
         raise SystemExit(EXIT_FINDINGS)
     try:
         ensure_private_dir(obj.store_dir)
     except OSError as exc:
-        click.echo(f"corescope record: stopped: cannot make a new store at {obj.store_dir}: "
-                   f"{exc} ({carried[1]} problems above)", err=True)
+        echo(f"corescope record: stopped: cannot make a new store at {obj.store_dir}: "
+             f"{exc} ({carried[1]} problems above)", err=True)
         raise SystemExit(EXIT_FINDINGS) from None
     what = ("made the store directory again (0700)" if problem.kind == GONE
             else "the store directory is still there")
@@ -258,9 +259,9 @@ def _check_fleet_options(listen: str | None, pyroscope_url: str | None,
     except ListenError as exc:
         fail(str(exc))
     if not loopback:
-        click.echo(f"corescope record: warning: --listen {listen} is not loopback: /metrics "
-                   "(CPU, units, kernel, NICs of this node) is reachable from the network",
-                   err=True)
+        echo(f"corescope record: warning: --listen {listen} is not loopback: /metrics "
+             "(CPU, units, kernel, NICs of this node) is reachable from the network",
+             err=True)
     return host, port
 
 
@@ -281,12 +282,12 @@ def _replay(obj: CliContext, store: Store, opts: RecordOptions) -> None:
         n += 1
     writer.flush()
     for d in diags:
-        click.echo(f"corescope record: warning: {d}", err=True)
+        echo(f"corescope record: warning: {d}", err=True)
     retention.enforce(store, frames[-1].time, opts.retain_s, opts.max_bytes)
     store.close()
-    click.echo(f"corescope record: replayed {n} samples from {len(frames)} frames "
-               f"({time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime(frames[0].time))} on)",
-               err=True)
+    echo(f"corescope record: replayed {n} samples from {len(frames)} frames "
+         f"({time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime(frames[0].time))} on)",
+         err=True)
     sys.stdout.flush()
 
 
