@@ -13,7 +13,7 @@ from pathlib import Path
 import click
 
 from corescope import __version__
-from corescope.errors import CorescopeError
+from corescope.errors import CorescopeError, StoreFault
 
 # ─── The command table ──────────────────────────────────────────────────────────────────────
 # To add a command: add ONE row (name, module, one-line help). The module defines the click
@@ -239,19 +239,18 @@ def main(argv: list[str] | None = None) -> None:
         cli(args=hoist_global_options(args), prog_name="corescope")
     except CorescopeError as exc:
         # every deliberate error, of any kind, is its message and its exit code: never a
-        # traceback; the message may quote a file's text, so it is cleaned
-        from corescope.render.term import clean
+        # traceback (fail() cleans the message: it may quote a file's text)
+        from corescope.views.clitypes import fail
 
-        click.echo(f"corescope: {clean(exc)}", err=True)
-        sys.exit(exc.exit_code)
+        fail(str(exc), exc.exit_code)
     except Exception as exc:
         # a store that turns out damaged mid-read: say so, never a traceback
         from corescope.store.db import is_corruption
+        from corescope.views.clitypes import fail
 
         if not is_corruption(exc):
             raise
-        click.echo(f"corescope: the store is corrupt ({exc}); `corescope record` moves it "
-                   "aside and starts a fresh one on its next start", err=True)
-        sys.exit(2)
+        fail(f"the store is corrupt ({exc}); `corescope record` moves it aside and starts a "
+             "fresh one on its next start", StoreFault.exit_code)
     finally:
         gc.enable()

@@ -15,7 +15,6 @@ from corescope.render.text import print_diagnosis
 from corescope.views.clitypes import (
     EXIT_FINDINGS,
     EXIT_OK,
-    EXIT_USAGE,
     CliContext,
     emit_json,
     fail,
@@ -58,7 +57,6 @@ def diagnose(obj: CliContext, paths: tuple[Path, ...], boot_time: float | None,
                                                   store, Options(node=node))
         if inv is None:
             fail("nothing with a time could be imported from the given paths")
-            raise SystemExit(EXIT_USAGE)
     else:
         from corescope.views.investigation_cli import node_evidence
 

@@ -99,7 +99,6 @@ def report(obj: CliContext, event_id: int | None, since: float | None, until: fl
     opts = Options(correlation_window_s=window)
     if event_id is not None:
         store = open_store_or_fail(obj)
-        assert store is not None
         ev = store_events.get_event(store, event_id)
         store.close()
         if ev is None:

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, NoReturn
 
 import click
 
+from corescope.errors import CorescopeError
 from corescope.rootfs import Root
 from corescope.runner import Runner
 from corescope.timeparse import TimeParseError, parse_duration, parse_instant
@@ -22,7 +23,7 @@ if TYPE_CHECKING:
 
 EXIT_OK = 0
 EXIT_FINDINGS = 1
-EXIT_USAGE = 2
+EXIT_USAGE = CorescopeError.exit_code  # a usage or environment error, of any kind
 
 
 @dataclass
@@ -134,7 +135,6 @@ def write_private(path: Path, data: bytes) -> int:
         return write_output(path, data)
     except OutputError as exc:
         fail(str(exc))
-        raise
 
 
 def fail(message: str, code: int = EXIT_USAGE) -> NoReturn:
