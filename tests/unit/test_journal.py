@@ -1,24 +1,21 @@
 """The per-core samples' journal (store/journal.py): rows round-trip, a torn or damaged file
-is a diagnostic (never a traceback), and the fold stores every row exactly once, including
-after a process killed between the fold's commit and the journal's reset."""
+is a diagnostic (never a traceback), and the fold stores every row exactly once (after a real
+kill -9 too: tests/integration/test_journal_kill9.py)."""
 
 from __future__ import annotations
 
 import os
 import stat
 import struct
-import subprocess
-import sys
-import textwrap
 import zlib
 from pathlib import Path
 
 import pytest
-from test_series import rand_samples, same
 
 from corescope.store import journal
 from corescope.store.db import Store
 from corescope.store.series import SeriesWriter, read_matrix, read_samples, time_span
+from support.synth_samples import rand_samples, same
 
 NCPU = 3
 
@@ -175,46 +172,6 @@ def test_a_symlinked_journal_is_refused(tmp_path: Path) -> None:
         w.close()
     assert secret.read_bytes() == before
     assert not (d / journal.NAME).is_symlink()
-
-
-_CRASH = textwrap.dedent("""
-    import os, signal, sys
-    sys.path[:0] = sys.argv[3:]
-    from corescope.store.db import Store
-    from corescope.store.series import SeriesWriter
-    from test_series import rand_samples
-    store = Store.open(sys.argv[1])
-    w = SeriesWriter(store, journal_cpus=3)
-    for x in rand_samples(12, 3):
-        w.append(x)
-    if sys.argv[2] == "after-commit":
-        j = w._journal
-        w._fold(j.rows, (j.epoch, len(j.rows)))  # the fold's commit, then killed before reset
-    os.kill(os.getpid(), signal.SIGKILL)
-""")
-
-
-@pytest.mark.parametrize("when", ["before-fold", "after-commit"])
-def test_kill_9_then_restart_stores_every_row_once(tmp_path: Path, when: str) -> None:
-    d = tmp_path / "s"
-    here = Path(__file__).resolve().parent
-    proc = subprocess.run([sys.executable, "-c", _CRASH, str(d), when,
-                           str(here.parent.parent / "src"), str(here)], check=False)
-    assert proc.returncode == -9
-    samples = rand_samples(12, NCPU)
-    with Store.open(d, create=False) as store:
-        # readers: every row once, whether it sits in the journal, a block, or both
-        same(read_samples(store, 0, 2e9), samples)
-        assert _blocks(store) == (12 if when == "after-commit" else 0)
-        w = SeriesWriter(store, journal_cpus=NCPU)  # the next start folds what is left
-        assert _blocks(store) == 12
-        same(read_samples(store, 0, 2e9), samples)
-        more = rand_samples(3, NCPU, t0=samples[-1].t + 1)
-        for x in more:
-            w.append(x)
-        w.close()
-        assert _blocks(store) == 15
-        same(read_samples(store, 0, 2e9), samples + more)
 
 
 def test_a_second_writer_commits_rows_to_sqlite(tmp_path: Path) -> None:

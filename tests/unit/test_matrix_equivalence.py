@@ -3,8 +3,6 @@ code (tests/unit/reference_impl.py), on random records with gaps, hotplug and of
 
 from __future__ import annotations
 
-import random
-
 import numpy as np
 import pytest
 import reference_impl as ref
@@ -12,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from corescope.analysis import episodes as ep
-from corescope.model.cores import FIELDS, CoreSample
+from corescope.model.cores import CoreSample
 from corescope.model.matrix import CoreMatrix, sorted_unique
 from corescope.render.records import as_json
 from corescope.store.db import Store
@@ -24,42 +22,7 @@ from corescope.store.series import (
     read_matrix,
     read_samples,
 )
-
-# rows that land exactly on, just under and just over the thresholds the CLI uses
-EDGE = [
-    (0, 0, 90, 10, 0, 0, 0, 0, 0, 0), (0, 0, 89, 11, 0, 0, 0, 0, 0, 0),
-    (0, 0, 80, 10, 0, 5, 5, 0, 0, 0), (0, 0, 30, 3, 0, 30, 30, 0, 0, 0),
-    (0, 0, 0, 0, 0, 0, 0, 0, 0, 0), (5, 0, 0, 0, 0, 0, 0, 0, 9, 0),  # guest > user
-    (40, 7, 3, 0, 0, 0, 0, 0, 40, 9), (0, 0, 100, 0, 0, 0, 0, 0, 0, 0),
-    (0, 0, 29, 1, 0, 1, 0, 0, 0, 0), (1, 0, 27, 2, 0, 0, 0, 0, 0, 0),
-]
-
-
-def random_record(seed: int, n: int, ncpu: int, p_gap: float, p_off: float,
-                  p_hot: float, big: bool = False, t0: float = 1.8e9) -> list[CoreSample]:
-    rng = random.Random(seed)
-    t = t0 + rng.random() * 100
-    online = set(range(ncpu))
-    out = []
-    for _ in range(n):
-        iv = rng.choice([1.0, 1.0, 1.0, 0.5, 2.0, 1.0 + rng.random() / 100])
-        t += iv
-        if rng.random() < p_gap:
-            t += rng.choice([3.0, 10.0, 61.0, 400.0])
-        if rng.random() < 0.05:  # hotplug: a CPU goes away or comes (back)
-            online ^= {rng.randrange(ncpu + 2)}
-        deltas = {}
-        for c in sorted(online):
-            if rng.random() < p_off:
-                continue
-            if rng.random() < p_hot:
-                deltas[c] = rng.choice(EDGE)
-            else:
-                hi = 70000 if big else 100
-                deltas[c] = tuple(rng.randint(0, hi) if rng.random() < 0.6 else 0
-                                  for _ in FIELDS)
-        out.append(CoreSample(t=round(t, 3), interval_s=iv, deltas=deltas))
-    return out
+from support.synth_samples import random_record
 
 
 def assert_same_samples(a, b):
@@ -181,7 +144,9 @@ def test_resolution_view_on_the_matrix_equals_the_per_sample_one(seed, n, ncpu):
 def test_cores_json_is_what_the_per_sample_code_printed(tmp_path):
     import json
 
-    from support import run_cli
+    from click.testing import CliRunner
+
+    from corescope.views.cli import cli
 
     samples = random_record(11, 900, 6, 0.01, 0.05, 0.5, t0=1.7e9)  # a past, stopped record
     store = Store.open(tmp_path / "s")
@@ -208,8 +173,8 @@ def test_cores_json_is_what_the_per_sample_code_printed(tmp_path):
         "episodes": [as_json(e) for e in eps],
     }, indent=2, default=str) + "\n"
     assert eps
-    got = run_cli("--store", str(tmp_path / "s"), "cores", "--last", "600s", "--json",
-                  "--threshold", "30")
+    got = CliRunner().invoke(cli, ["--store", str(tmp_path / "s"), "cores", "--last", "600s",
+                                   "--json", "--threshold", "30"])
     assert got.stdout == want, got.stderr
 
 

@@ -1,14 +1,12 @@
 from __future__ import annotations
 
 import os
-import random
 import stat
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from corescope.model.cores import FIELDS, CoreSample
 from corescope.model.matrix import CoreMatrix
 from corescope.store import retention
 from corescope.store.db import Store, StoreError
@@ -22,30 +20,7 @@ from corescope.store.series import (
     read_samples,
     time_span,
 )
-
-
-def rand_samples(n: int, ncpu: int, seed: int = 0, t0: float = 1_800_000_000.0,
-                 drop: float = 0.0, big: bool = False) -> list[CoreSample]:
-    rng = random.Random(seed)
-    out = []
-    for i in range(n):
-        deltas = {}
-        for c in range(ncpu):
-            if rng.random() < drop:
-                continue
-            hi = 70000 if big else 100
-            deltas[c] = tuple(rng.randint(0, hi) for _ in FIELDS)
-        out.append(CoreSample(t=t0 + i + 0.25, interval_s=1.0 + rng.random() / 1000,
-                              deltas=deltas))
-    return out
-
-
-def same(a: list[CoreSample], b: list[CoreSample]) -> None:
-    assert len(a) == len(b)
-    for x, y in zip(a, b, strict=True):
-        assert x.t == pytest.approx(y.t, abs=1e-3)
-        assert x.interval_s == pytest.approx(y.interval_s, abs=1e-6)
-        assert x.deltas == y.deltas
+from support.synth_samples import rand_samples, same
 
 
 @pytest.mark.parametrize("drop,big", [(0.0, False), (0.2, False), (0.0, True)])
