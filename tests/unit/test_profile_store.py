@@ -102,3 +102,22 @@ def test_capture_anchor_reads_monotonic_and_wall_together() -> None:
     # both clocks advance together: the offset matches one taken independently to within
     # the (small) time it takes to read them
     assert abs(a.offset - (w1 - m1)) < 0.05
+
+
+def test_budget_smaller_than_one_chunk_keeps_the_newest_and_says_so(tmp_path: Path) -> None:
+    # a ring whose budget cannot hold even one chunk must not throw away what it just recorded
+    said: list[str] = []
+    with Store.open(tmp_path / "s") as store:
+        made = [make_chunk(store, i, 5_000) for i in range(3)]
+        dropped = ring.enforce(store, made[-1].wall_end, max_age_s=10**9, max_bytes=1_000,
+                               warn=said.append)
+        kept = ring.all_chunks(store)
+        assert [c.path for c in kept] == [made[-1].path]
+        assert len(dropped) == 2
+        assert len(list((tmp_path / "s" / "profiles").iterdir())) == 1
+        assert len(said) == 1 and "5000 bytes" in said[0] and "1000" in said[0]
+        # within budget again: nothing to say
+        said.clear()
+        ring.enforce(store, made[-1].wall_end, max_age_s=10**9, max_bytes=10**6,
+                     warn=said.append)
+        assert said == [] and len(ring.all_chunks(store)) == 1

@@ -30,6 +30,7 @@ class ProfileSensor(Sensor):
         self._ring: perf.PerfRing | None = None
         self._store: Store | None = None
         self._problems: list[str] = []
+        self._said_over_budget = False
         self._lock = threading.Lock()
         self._done: perf.PerfRing | None = None  # the ring, once stopped (for losses)
 
@@ -60,7 +61,13 @@ class ProfileSensor(Sensor):
         o = self.env.options
         ring.add_chunk(self._store, chunk)
         self.env.tap.chunk(chunk)
-        ring.enforce(self._store, time.time(), o.profile_retain_s, o.profile_max_bytes)
+        ring.enforce(self._store, time.time(), o.profile_retain_s, o.profile_max_bytes,
+                     warn=self._over_budget)
+
+    def _over_budget(self, message: str) -> None:
+        if not self._said_over_budget:  # once a run: every chunk would say it again
+            self._said_over_budget = True
+            self._on_problem(message)
 
     def _on_problem(self, message: str) -> None:
         with self._lock:

@@ -13,7 +13,7 @@ import math
 import os
 import time
 import uuid
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, BinaryIO
 
@@ -230,19 +230,26 @@ def _delete(store: Store, chunks: list[ProfileChunk]) -> None:
             os.unlink(Path(store.directory) / path)
 
 
-def enforce(store: Store, now_wall: float, max_age_s: float, max_bytes: int) -> list[int]:
+def enforce(store: Store, now_wall: float, max_age_s: float, max_bytes: int,
+            warn: Callable[[str], None] | None = None) -> list[int]:
     """Drop chunks older than max_age_s, then the oldest until the ring fits max_bytes.
-    The newest chunks are always the ones kept. Returns the ids dropped."""
+    The newest chunks are always the ones kept, and the newest one is kept even when it
+    alone is larger than max_bytes (a ring that keeps nothing records nothing): `warn`
+    hears of it. Returns the ids dropped."""
     chunks = all_chunks(store)  # oldest first
     cutoff = now_wall - max_age_s
     drop = [c for c in chunks if c.wall_end < cutoff]
     keep = [c for c in chunks if c.wall_end >= cutoff]
     total = sum(c.bytes for c in keep)
-    while keep and total > max_bytes:
+    while len(keep) > 1 and total > max_bytes:
         oldest = keep.pop(0)
         total -= oldest.bytes
         drop.append(oldest)
     _delete(store, drop)
+    if keep and total > max_bytes and warn is not None:
+        warn(f"the newest profile chunk ({total} bytes) alone is larger than the ring's "
+             f"budget ({max_bytes} bytes): it is kept and every older one dropped; give "
+             "--profile-max-bytes more room or a shorter --profile-chunk")
     return [c.id for c in drop]
 
 
