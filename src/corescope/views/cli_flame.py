@@ -193,11 +193,12 @@ class _Query:
 
     def profile(self, pid: int | None, comm: str | None, include_idle: bool,
                 heat: Heatmap | None = None, *, weight: str = "samples",
-                by_thread: bool = False, pick: EventPick | None = None) -> Profile:
+                by_thread: bool = False, pick: EventPick | None = None,
+                stacks: bool = True) -> Profile:
         try:
             return ring_profile(*self.args, self.chunks, self.whole, pid=pid, comm=comm,
                                 include_idle=include_idle, heat=heat, migrate=self.migrate,
-                                weight=weight, by_thread=by_thread, pick=pick)
+                                weight=weight, by_thread=by_thread, pick=pick, stacks=stacks)
         except profile_query.NoSuchCpu as exc:
             fail(str(exc))
 
@@ -500,7 +501,7 @@ def register(cli: click.Group, lab: click.Group) -> None:
                                  [] if src.offline else diags, progress, last is not None)
             heat = Heatmap(start=win.start, end=win.end, row_ms=rows_ms)
             win.query.profile(pid, comm, False, heat,
-                              pick=pick if pick.asked is not None else None)
+                              pick=pick if pick.asked is not None else None, stacks=False)
         finally:
             src.close()
         progress.done()

@@ -102,7 +102,7 @@ class EvidenceBackend:
             from corescope.evidence.ring_profile import ring_profile  # numpy: on demand
 
             if isinstance(ev, StoreEvidence):  # a histogram of the ring's time column
-                ring_profile(ev.store, ev.runner, start, end, cpu, heat=heat)
+                ring_profile(ev.store, ev.runner, start, end, cpu, heat=heat, stacks=False)
             else:
                 for s, wall in ev.stacks(start, end, cpu, []):
                     if wall is not None:  # folded stacks have no time to place
