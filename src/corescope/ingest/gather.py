@@ -28,6 +28,7 @@ from typing import BinaryIO
 import zstandard
 
 from corescope.sources.artifacts.content import (
+    DECODE_ERRORS,
     GZIP_MAGIC,
     XZ_MAGIC,
     ZSTD_MAGIC,
@@ -43,6 +44,7 @@ MAX_TAR_DEPTH = 3
 # content larger than this is not held in memory: the artifact is a file to read in blocks
 STREAM_BYTES = 8 * 1024 * 1024
 _COPY = 1024 * 1024
+_TAR_ERRORS: tuple[type[Exception], ...] = (tarfile.TarError, *DECODE_ERRORS)
 
 
 @dataclass(frozen=True)
@@ -168,7 +170,7 @@ def _decode_into(f: BinaryIO, codec: str, out: BinaryIO, cap: int) -> int | None
             out.write(piece)
             n += len(piece)
         return n
-    except (OSError, EOFError, ValueError, lzma.LZMAError, zstandard.ZstdError):
+    except DECODE_ERRORS:
         return None
 
 
@@ -192,7 +194,7 @@ def _is_tar_stream(f: BinaryIO) -> bool:
     else:
         try:
             first = _read_exact(_decoded(f, codec), 512)
-        except (OSError, EOFError, lzma.LZMAError, zstandard.ZstdError, ValueError):
+        except DECODE_ERRORS:
             first = b""
     f.seek(0)
     return is_tar(first)
@@ -236,7 +238,7 @@ def _from_bytes(label: str, raw: bytes, mtime: float | None, budget: _Budget,
 def _tar(label: str, stream: BinaryIO, budget: _Budget, depth: int) -> Iterator[Artifact]:
     try:
         tf = tarfile.open(fileobj=stream, mode="r|")  # noqa: SIM115 (closed below)
-    except (tarfile.TarError, OSError, EOFError) as exc:
+    except _TAR_ERRORS as exc:
         yield Artifact(label, None, None, (), f"unreadable tar: {exc}")
         return
     try:
@@ -285,7 +287,7 @@ def _tar(label: str, stream: BinaryIO, budget: _Budget, depth: int) -> Iterator[
                 yield Artifact(name, None, m.mtime, (), "member cut short (truncated bundle)")
                 return
             yield from _from_bytes(name, raw, mtime, budget, depth)
-    except (tarfile.TarError, OSError, EOFError, zstandard.ZstdError, lzma.LZMAError) as exc:
+    except _TAR_ERRORS as exc:
         yield Artifact(label, None, None, (), f"tar truncated or corrupt after the members "
                        f"above: {exc}")
     finally:

@@ -32,6 +32,7 @@ from corescope.errors import InvalidInput
 from corescope.model.common import Diagnostic
 from corescope.model.profiles import NO_CLOCK, UNANCHORED, ProfileChunk, StackSample
 from corescope.sources import folded, perf_layout, perf_script
+from corescope.sources.artifacts.content import DECODE_ERRORS
 from corescope.sources.perf_layout import Layout
 
 EPOCH_MIN = 1e9
@@ -146,8 +147,8 @@ def text_blocks(stream: BinaryIO, diags: list[Diagnostic], name: str) -> Iterato
     while True:
         try:
             data = read(BLOCK)
-        except (OSError, EOFError, zstandard.ZstdError) as exc:
-            diags.append(Diagnostic(name, f"input ends early (truncated?): {exc}"))
+        except DECODE_ERRORS as exc:  # damaged gzip data is zlib.error
+            diags.append(Diagnostic(name, f"input ends early or is corrupt: {exc}"))
             break
         if not data:
             break

@@ -232,6 +232,7 @@ class Store:
         db = directory / DB_NAME
         if not create and not db.exists():
             raise StoreError(f"no store at {directory} (run `corescope record` first)")
+        conn: sqlite3.Connection | None = None
         try:
             ensure_private_dir(directory)
             for p in (db, db.with_name(DB_NAME + "-wal"), db.with_name(DB_NAME + "-shm")):
@@ -251,6 +252,8 @@ class Store:
                 if p.exists() and stat.S_IMODE(p.stat().st_mode) & 0o077:
                     p.chmod(0o600)
         except (OSError, sqlite3.Error) as exc:
+            if conn is not None:  # else the traceback's cycle holds its descriptors until gc
+                conn.close()
             if is_corruption(exc):
                 raise StoreError(_corrupt_message(directory, exc), corrupt=True) from exc
             raise StoreError(f"cannot open store at {directory}: {exc}") from exc
@@ -265,7 +268,7 @@ class Store:
                 if problem is not None:
                     raise StoreError(_corrupt_message(directory, problem), corrupt=True)
         except BaseException:
-            conn.close()
+            store._close_conn()  # the connection and the directory's descriptor
             raise
         return store
 

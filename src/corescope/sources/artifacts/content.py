@@ -6,7 +6,6 @@ Pure: bytes in, bytes or a reason out; nothing raises on content."""
 from __future__ import annotations
 
 import bz2
-import gzip
 import importlib
 import lzma
 import zlib
@@ -27,6 +26,10 @@ ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
 XZ_MAGIC = b"\xfd7zXZ\x00"
 BZ2_MAGIC = b"BZh"
 MAX_LAYERS = 3  # compressed inside compressed: more is a decompression bomb or garbage
+# what decoding damaged gzip, zstd, xz or bzip2 data raises (gzip's bad header and bzip2's bad
+# stream are OSError, gzip's bad deflate data zlib.error): the file's problem, not a bug
+DECODE_ERRORS: tuple[type[Exception], ...] = (OSError, EOFError, ValueError, zlib.error,
+                                              lzma.LZMAError, zstandard.ZstdError)
 
 
 class TooBig(InvalidInput, ValueError):
@@ -211,8 +214,7 @@ def decompress(data: bytes, cap: int) -> Content:
         except TooBig:
             return Content(b"", (*codecs, name), f"{name} content is larger than the "
                            f"{cap} byte cap")
-        except (OSError, EOFError, ValueError, zlib.error, lzma.LZMAError,
-                zstandard.ZstdError, gzip.BadGzipFile) as exc:
+        except DECODE_ERRORS as exc:
             return Content(b"", (*codecs, name), f"corrupt or truncated {name} data: {exc}")
         codecs.append(name)
     return Content(data, tuple(codecs))
