@@ -6,9 +6,10 @@ PY ?= python3
 # doctor exits 1 when it has findings: that is its answer, not a failure of make. Exit 2 (it
 # could not run) still fails. SETUP and DOCTOR_ARGS let a test run it without installing.
 SETUP ?= scripts/setup.sh
-# The in-process, subprocess and browser tests run on every core (pytest-xdist); the live tests
-# after them, alone, since they measure the real cores they load.
+# The in-process, subprocess and browser tests run on every core (pytest-xdist), niced; the live
+# tests at the same time on two workers of their own (scripts/run_tests.sh says why that is safe).
 TEST_WORKERS ?= auto
+LIVE_WORKERS ?= 2
 DOCTOR_ARGS ?=
 
 doctor:
@@ -20,9 +21,7 @@ doctor:
 test:
 	@scripts/setup.sh test
 	$(PY) -m ruff check src tests bench
-	$(PY) -m mypy
-	$(PY) -m pytest -q -n $(TEST_WORKERS) tests/unit tests/cli tests/integration tests/browser
-	$(PY) -m pytest -q tests/live
+	PY=$(PY) TEST_WORKERS=$(TEST_WORKERS) LIVE_WORKERS=$(LIVE_WORKERS) scripts/run_tests.sh
 
 lint:
 	$(PY) -m ruff check src tests bench

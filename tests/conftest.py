@@ -16,10 +16,14 @@ from support import live_required
 from support.chromium import browser, visit  # noqa: F401  (fixtures)
 
 
+@pytest.hookimpl(tryfirst=True)  # before pytest-xdist's, which reads the groups
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     for item in items:
         if "tests/live/" in str(item.fspath).replace(os.sep, "/"):
             item.add_marker(pytest.mark.live)
+            # a live test not marked MACHINE (tests/live/conftest.py) runs on the other worker
+            if item.get_closest_marker("xdist_group") is None:
+                item.add_marker(pytest.mark.xdist_group("beside"))
 
 
 def pytest_runtest_logreport(report: pytest.TestReport) -> None:

@@ -3,9 +3,11 @@
 
 from __future__ import annotations
 
+import fcntl
 import os
 import shutil
 import signal
+import sqlite3
 import subprocess
 import sys
 import time
@@ -16,6 +18,18 @@ from pathlib import Path
 import pytest
 
 from support import cli_env, popen_cli, run_cli, run_cli_json
+
+# `make test` runs the live tests on two pytest-xdist workers (--dist loadgroup), beside the
+# in-process suite (niced). The tests that load a CPU (lab hotcore, spinners, the loopback
+# sender), make or clean lab cgroups, write lab NIC lines, or judge what the whole node did in
+# their window (doctor, diagnose, mpstat, Prometheus, a perf ring read by CPU) carry MACHINE:
+# they run one after another on one worker. Every other live test looks only at what it made
+# (its own store, its kernel-log lines by a unique tag, its own perf child, its own mounts) and
+# runs on the other worker (tests/conftest.py puts it in the `beside` group).
+MACHINE = pytest.mark.xdist_group("machine")
+# The few that bound the kernel log's clock to a few milliseconds: how late a waiting reader
+# thread wakes is part of what they measure, so scripts/run_tests.sh runs them first, alone.
+QUIET = pytest.mark.quiet
 
 
 @pytest.fixture(autouse=True)
@@ -31,13 +45,30 @@ REAL_NODE_INCIDENT = ("ena 0000:00:05.0 eth0: TX q 5 is paused for too long (thr
 
 
 @pytest.fixture(scope="session", autouse=True)
-def _a_real_incident_in_the_kernel_log() -> None:
+def _a_real_incident_in_the_kernel_log(tmp_path_factory: pytest.TempPathFactory) -> None:
     """Before any live test: put a real (unmarked) NIC stall in the kernel ring, as a node that
     had one a little while ago looks. It lands before every test's window (the pause), so a
     test that scopes itself to what it created never sees it, and one that does not, fails.
-    CORESCOPE_LIVE_NO_INCIDENT=1 leaves the kernel log alone."""
+    CORESCOPE_LIVE_NO_INCIDENT=1 leaves the kernel log alone.
+
+    Under pytest-xdist each worker runs this: the first to take the lock writes the line and
+    waits; the other waits on the lock and writes nothing. The line lands once, before the
+    first test on either worker (a second copy would fall inside the other's window)."""
     if os.geteuid() != 0 or os.environ.get("CORESCOPE_LIVE_NO_INCIDENT") == "1":
         return
+    if os.environ.get("PYTEST_XDIST_WORKER") is None:
+        _write_the_incident()
+        return
+    shared = tmp_path_factory.getbasetemp().parent  # the run's, above each worker's own
+    done = shared / "corescope-live-incident.done"
+    with (shared / "corescope-live-incident.lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not done.exists():
+            _write_the_incident()
+            done.touch()
+
+
+def _write_the_incident() -> None:
     fd = os.open("/dev/kmsg", os.O_WRONLY)
     try:
         os.write(fd, f"<3>{REAL_NODE_INCIDENT}\n".encode())
@@ -91,6 +122,16 @@ def burner(cpu: int, seconds: float) -> subprocess.Popen[str]:
     )
 
 
+def profile_chunks(store: Path) -> list[tuple[float, float]]:
+    """(wall_start, wall_end) of every profile chunk the recorder has stored so far (read-only,
+    beside the running recorder)."""
+    db = store / "corescope.db"
+    if not db.exists():
+        return []
+    with sqlite3.connect(f"file:{db}?mode=ro", uri=True) as c:
+        return c.execute("SELECT wall_start, wall_end FROM profile_chunks").fetchall()
+
+
 def wait_for(pred, timeout: float) -> bool:  # type: ignore[no-untyped-def]
     """Poll `pred` every 0.2 s until it holds or `timeout` seconds pass; its last answer."""
     end = time.monotonic() + timeout
@@ -103,11 +144,13 @@ def wait_for(pred, timeout: float) -> bool:  # type: ignore[no-untyped-def]
 
 class LabChain:
     """What `lab_chain` recorded: the store, when it started (tests look only from there: the
-    ring holds older lines) and the lab stall line it wrote (tagged per run)."""
+    ring holds older lines), when the burn ended and the lab stall line it wrote (tagged per
+    run)."""
 
     def __init__(self, store: Path, started: float) -> None:
         self.store = store
         self.started = started
+        self.burn_end = 0.0
         self.stall = ""
 
 
@@ -118,8 +161,9 @@ def lab_chain(tmp_path: Path, *, burn_s: int, crash_s: int, quiet_s: float,
     profile chunks, census every 2 s): an optional backlog of `backlog` dying memcgs from before
     the recorder started, a crash-looping agent leaking more, CPU 1 pinned at system time for
     `burn_s` (reading memory.stat with `walker="memcg"`), a NIC stall and reset on queue 5.
-    `settle_s` after the crash loop ends lets a census and the profile chunk holding the burn
-    be stored. The recorder is stopped and every lab cgroup removed on exit."""
+    Once the crash loop has ended and the profile chunk holding the burn's end is stored,
+    `settle_s` more let a census and the last samples be stored. The recorder is stopped and
+    every lab cgroup removed on exit."""
     if shutil.which("perf") is None:
         pytest.skip("perf not installed")
     chain = LabChain(tmp_path / "store", time.time())
@@ -138,10 +182,14 @@ def lab_chain(tmp_path: Path, *, burn_s: int, crash_s: int, quiet_s: float,
         if walker:
             hotcore += ["--walker", walker]
         run_cli(*hotcore, check=True)
+        chain.burn_end = time.time()
         chain.stall = run_cli_json("lab", "nicreset", "--yes", "--queue", "5",
                                    "--json")["lines"][0]["text"]
         crash.communicate(timeout=60)
         assert crash.returncode == 0
+        assert wait_for(lambda: any(end >= chain.burn_end
+                                    for _s, end in profile_chunks(chain.store)), 60), \
+            "the profile chunk holding the burn was not stored"
         time.sleep(settle_s)
         yield chain
     finally:

@@ -10,8 +10,10 @@ import time
 
 from corescope.analysis.usage import sample_usage
 from corescope.sources.procstat import ProcStatReader, delta
-from live.conftest import burner, need_tool
+from live.conftest import MACHINE, burner, need_tool
 from support import cli_env, run_cli, run_cli_json
+
+pytestmark = MACHINE
 
 MODES = ("usr", "nice", "sys", "iowait", "irq", "soft", "steal", "guest", "gnice", "idle")
 

@@ -30,7 +30,7 @@ from corescope.sources.interrupts import (
 from corescope.sources.kmsg import KmsgReader, anchor_clock, calibrate_with_marker, open_kmsg
 from corescope.store import events as store_events
 from corescope.store.db import Store
-from live.conftest import burner, recording_process
+from live.conftest import MACHINE, QUIET, burner, recording_process
 from support import run_cli, run_cli_json
 from support.jsonschemas import check
 
@@ -62,6 +62,7 @@ def _read_until(fd: int, needle: str, timeout: float = 2.0):
     raise AssertionError(f"{needle!r} never came back from /dev/kmsg")
 
 
+@QUIET
 def test_clock_alignment_with_a_marker() -> None:
     cal = calibrate_with_marker()
     assert cal is not None, "root could not write and read back a /dev/kmsg marker"
@@ -108,6 +109,8 @@ def _wait_for(store: Store, needle: str, timeout: float = 3.0):
     raise AssertionError(f"{needle!r} was not stored")
 
 
+@QUIET
+@MACHINE
 def test_kmsg_sensor_streams_and_classifies(kmsg_sensor) -> None:
     _sensor, store = kmsg_sensor
     nonce = uuid.uuid4().hex[:10]
@@ -127,6 +130,7 @@ def test_kmsg_sensor_streams_and_classifies(kmsg_sensor) -> None:
     assert store_events.lost_records(store, 0, 2e10) == 0
 
 
+@QUIET
 def test_kmsg_sensor_learns_the_clock_skew_a_marker_measures(kmsg_sensor) -> None:
     sensor, store = kmsg_sensor
     nonce = uuid.uuid4().hex[:10]
@@ -145,6 +149,7 @@ def _voluntary_switches(tid: int) -> int:
     raise AssertionError("no voluntary_ctxt_switches in /proc/self/task/*/status")
 
 
+@QUIET
 def test_a_ring_only_line_takes_the_skew_the_recorder_learned(kmsg_sensor) -> None:
     """doctor reads lines only the ring still holds (no recorder ran) with the skew a
     recorder stored this boot, so they sit where the recorder would have put them."""
@@ -253,6 +258,7 @@ def recording_with_kmsg(tmp_path: Path) -> Iterator[Path]:
         yield rec.store
 
 
+@MACHINE
 def test_nic_reset_after_a_hot_core_end_to_end(recording_with_kmsg: Path) -> None:
     store = str(recording_with_kmsg)
     # the recorder imported the ring: the test looks only from its own start
@@ -304,6 +310,7 @@ def _wait_for_episode_on_cpu1(store: str, since: float, timeout: float = 30.0) -
     raise AssertionError(f"no cpu1 episode stored: {out}")
 
 
+@MACHINE
 def test_doctor_finds_a_lab_reset_after_a_hot_core(tmp_path: Path) -> None:
     """A hot core on cpu1 (recorded, kernel log not streamed), then a lab reset: doctor reads
     the reset back from the kernel ring and ties it to the stored episode.

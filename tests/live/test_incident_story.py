@@ -14,8 +14,10 @@ from pathlib import Path
 import pytest
 
 from corescope.investigate.hypotheses.common import MEMCG_WALK
-from live.conftest import LabChain, lab_chain
+from live.conftest import MACHINE, LabChain, lab_chain, profile_chunks, wait_for
 from support import popen_cli, run_cli, run_cli_json
+
+pytestmark = MACHINE
 
 BURNER = "corescope-burn"
 
@@ -80,7 +82,9 @@ def test_a_plain_hot_core_is_not_a_zombie_leak(tmp_path: Path) -> None:
     try:
         time.sleep(4)
         run_cli("lab", "hotcore", "--cpu", "1", "--seconds", "5", "--yes", check=True)
-        time.sleep(12)  # a finished profile chunk with the burn in it
+        burn_end = time.time()
+        # a finished profile chunk with the burn in it
+        assert wait_for(lambda: any(end >= burn_end for _s, end in profile_chunks(store)), 60)
     finally:
         rec.send_signal(signal.SIGINT)
         rec.communicate(timeout=120)

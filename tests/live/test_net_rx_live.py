@@ -14,7 +14,9 @@ from pathlib import Path
 
 from corescope.evidence.store import StoreEvidence
 from corescope.store.db import Store
-from live.conftest import recording_process
+from live.conftest import MACHINE, recording_process
+
+pytestmark = MACHINE
 
 CPU = 1
 SENDER = """

@@ -14,8 +14,10 @@ import time
 import uuid
 from pathlib import Path
 
-from live.conftest import recording_process, wait_for
+from live.conftest import MACHINE, recording_process, wait_for
 from support import run_cli_json
+
+pytestmark = MACHINE
 
 
 def _oom_lines(pod_uid: str, container: str, pid: int) -> list[str]:

@@ -13,8 +13,10 @@ from typing import Any
 
 import pytest
 
-from live.conftest import lab_chain
+from live.conftest import MACHINE, lab_chain
 from support import popen_cli, run_cli, run_cli_json
+
+pytestmark = MACHINE
 
 CPU = 1  # the lab burns CPU 1 (the team's rule for live tests)
 BURNER_FN = "read_iter_zero"  # lab hotcore: 1 MiB /dev/zero reads (read_iter_zero → iov_iter_zero)
@@ -23,8 +25,8 @@ BURNER_FN = "read_iter_zero"  # lab hotcore: 1 MiB /dev/zero reads (read_iter_ze
 @pytest.fixture
 def chain(tmp_path: Path) -> Iterator[Path]:
     # 8 s: on this shared 2-CPU machine other load on CPU 1 can dent a second or two
-    with lab_chain(tmp_path, quiet_s=6, crash_s=12, burn_s=8, settle_s=12) as lab:
-        yield lab.store  # settle 12 s: the profile chunk holding the burn is stored
+    with lab_chain(tmp_path, quiet_s=6, crash_s=12, burn_s=8, settle_s=2) as lab:
+        yield lab.store
 
 
 def _stall(store: Path) -> dict[str, Any]:

@@ -20,8 +20,10 @@ from corescope.sensors.profile import ProfileSensor
 from corescope.sources.perf import capture_anchor, compress_file
 from corescope.store import profiles as ring
 from corescope.store.db import Store
-from live.conftest import wait_for
+from live.conftest import MACHINE, wait_for
 from support import FIXTURES, run_cli_json
+
+pytestmark = MACHINE
 
 TARGET = "corescope_spin_target"
 COMM = "cs-spin-sym"  # its own name: other sessions' loads never match it

@@ -14,7 +14,7 @@ import pytest
 from corescope.analysis import pressure as ap
 from corescope.store import pressure as sp
 from corescope.store.db import Store
-from live.conftest import recording_process
+from live.conftest import MACHINE, recording_process
 from support import cli_env, run_cli
 
 
@@ -24,6 +24,7 @@ def _spinner(cpus: set[int], seconds: float) -> subprocess.Popen[str]:
     return subprocess.Popen([sys.executable, "-c", code], env=cli_env())
 
 
+@MACHINE
 def test_record_stores_pressure_and_sees_contention(tmp_path: Path) -> None:
     if not os.path.exists("/proc/pressure/cpu"):
         pytest.skip("this kernel has no PSI (/proc/pressure): nothing to measure")

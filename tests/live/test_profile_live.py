@@ -14,7 +14,10 @@ from typing import Any
 
 import pytest
 
+from live.conftest import MACHINE
 from support import popen_cli, run_cli, run_cli_json
+
+pytestmark = MACHINE
 
 BURNER = "corescope-burn"
 KERNEL_FN = "read_iter_zero"  # lab hotcore: readv(/dev/zero) → do_readv → ... → read_iter_zero

@@ -12,8 +12,10 @@ import urllib.parse
 import urllib.request
 from pathlib import Path
 
-from live.conftest import burner, need_tool
+from live.conftest import MACHINE, burner, need_tool
 from support import popen_cli
+
+pytestmark = MACHINE
 
 SCRAPE_S = 30
 

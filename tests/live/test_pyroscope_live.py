@@ -10,9 +10,11 @@ import sys
 import time
 from pathlib import Path
 
-from live.conftest import burner, need_tool
+from live.conftest import MACHINE, burner, need_tool
 from support import cli_env, pprof_proto, run_cli
 from support.pyroscope_sink import Sink
+
+pytestmark = MACHINE
 
 HZ = 97
 

@@ -10,7 +10,6 @@ import itertools
 import os
 import shutil
 import signal
-import sqlite3
 import subprocess
 import time
 from collections.abc import Iterator
@@ -20,7 +19,7 @@ import pytest
 
 from corescope.store.db import Store
 from corescope.store.series import read_samples
-from live.conftest import need_tool, wait_for
+from live.conftest import need_tool, profile_chunks, wait_for
 from support import popen_cli
 
 STORE_FILES = ("corescope.db", "corescope.db-wal", "corescope.db-shm", "cores.journal")
@@ -160,18 +159,13 @@ def _perf_of(store: Path) -> int | None:
     return None
 
 
-def _chunks(store: Path) -> list[tuple[float, float]]:
-    with sqlite3.connect(f"file:{store / 'corescope.db'}?mode=ro", uri=True) as c:
-        return c.execute("SELECT wall_start, wall_end FROM profile_chunks").fetchall()
-
-
 def test_perf_killed_from_outside_is_a_loss(tmp_path: Path) -> None:
     need_tool("perf")
     store = tmp_path / "store"
     proc = _start(store, "--duration", "9s", "--profile-chunk", "5s", "--no-kmsg",
                   "--no-census", "--no-netdev", "--no-pressure")
-    assert wait_for(lambda: _chunks(store), 15), "no first chunk"
-    kept = _chunks(store)
+    assert wait_for(lambda: profile_chunks(store), 15), "no first chunk"
+    kept = profile_chunks(store)
     pid = _perf_of(store)
     assert pid is not None
     os.kill(pid, signal.SIGKILL)
@@ -179,7 +173,7 @@ def test_perf_killed_from_outside_is_a_loss(tmp_path: Path) -> None:
     assert proc.returncode == 1, err
     assert "perf record exited with code -9" in err, err
     assert "sensor profile: perf record died 1 time" in err and "data was lost" in err, err
-    assert set(kept) <= set(_chunks(store))  # the chunk stored before the kill is kept
+    assert set(kept) <= set(profile_chunks(store))  # the chunk stored before the kill is kept
 
 
 @pytest.fixture

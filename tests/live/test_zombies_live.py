@@ -20,8 +20,11 @@ from corescope.lab.zombies import FILES
 from corescope.model.cgroups import LAB_NAME
 from corescope.rootfs import Root
 from corescope.sources.cgroups import read_layout
+from live.conftest import MACHINE
 from support import popen_cli, run_cli, run_cli_json
 from support.jsonschemas import check
+
+pytestmark = MACHINE
 
 
 def _memory_mount() -> Path:
