@@ -19,7 +19,8 @@ from pathlib import Path
 from _common import REPO  # noqa: F401  (puts src/ on the path)
 from corescope.sources.procstat import CoreDeltas, ProcStatReader
 from corescope.store.db import Store
-from corescope.store.series import SeriesWriter, _encode_row
+from corescope.store.series_codec import encode_row
+from corescope.store.series_writer import SeriesWriter
 
 SECONDS = int(os.environ.get("BENCH_SECONDS", "40"))
 
@@ -51,7 +52,7 @@ def main() -> None:
             s = deltas.sample(time.time(), now - prev)
             prev = now
             e = clock()
-            _encode_row(s)
+            encode_row(s)
             f = clock()
             order = (wj, wq) if k % 2 else (wq, wj)
             spent = {}

@@ -35,7 +35,7 @@ from corescope.model.events import KernelEvent
 from corescope.model.matrix import NF
 from corescope.store import events as store_events
 from corescope.store.db import Store
-from corescope.store.series import BLOCK_SAMPLES, INSERT_BLOCK, block_row
+from corescope.store.series_writer import BLOCK_SAMPLES, INSERT_BLOCK, block_row
 
 GOAL_RATIO, GOAL_S, GOAL_MB = 3.0, 2.0, 300.0
 TIME = shutil.which("time") or "/usr/bin/time"  # GNU time (Debian package `time`)

@@ -10,7 +10,8 @@ from corescope.rootfs import Root
 from corescope.sources.frames import load_frames
 from corescope.sources.replay import replay_samples
 from corescope.store.db import Store
-from corescope.store.series import SeriesWriter, count_core_seconds, read_samples
+from corescope.store.series import count_core_seconds, read_samples
+from corescope.store.series_writer import SeriesWriter
 from support.synth_procstat import write_replay
 
 SECONDS = 1800

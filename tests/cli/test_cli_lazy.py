@@ -62,7 +62,7 @@ def test_store_commands_load_only_what_they_read(tmp_path) -> None:
     import time
 
     from corescope.store.db import Store
-    from corescope.store.series import SeriesWriter
+    from corescope.store.series_writer import SeriesWriter
     from support.synth_samples import random_record
 
     with Store.open(tmp_path) as store:

@@ -9,7 +9,7 @@ from corescope.model.cores import CoreSample
 from corescope.model.events import KernelEvent, QueueIrq
 from corescope.store import events as store_events
 from corescope.store.db import Store
-from corescope.store.series import SeriesWriter
+from corescope.store.series_writer import SeriesWriter
 from support import FIXTURES, run_cli, run_cli_json
 
 FIX = FIXTURES / "events"

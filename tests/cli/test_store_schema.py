@@ -75,7 +75,7 @@ def test_raw_core_rows_are_one_btree_keyed_by_time(tmp_path):
 
 def test_a_version_3_store_keeps_its_raw_rows_through_version_4(tmp_path):
     from corescope.sources.procstat import delta, parse_proc_stat
-    from corescope.store.series import SeriesWriter
+    from corescope.store.series_writer import SeriesWriter
 
     d = tmp_path / "s"
     with Store.open(d) as s:  # rows as this version writes them, in the old table layout

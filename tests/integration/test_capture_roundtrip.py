@@ -27,7 +27,7 @@ from corescope.store import census as cs
 from corescope.store import events as es
 from corescope.store.db import Store
 from corescope.store.profiles import add_text_chunk
-from corescope.store.series import SeriesWriter
+from corescope.store.series_writer import SeriesWriter
 from support import run_cli, run_cli_json
 
 T0 = 1_796_000_000.25

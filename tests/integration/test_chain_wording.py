@@ -16,7 +16,7 @@ from corescope.model.events import KernelEvent
 from corescope.model.matrix import NF
 from corescope.store import events as store_events
 from corescope.store.db import Store
-from corescope.store.series import INSERT_BLOCK, block_row
+from corescope.store.series_writer import INSERT_BLOCK, block_row
 from support import run_cli_json
 
 STALL = ("ena 0000:00:05.0 eth0: TX hasn't completed, qid 1, index 801. 129 msecs since last "

@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 
 from corescope.store.db import Store
-from corescope.store.series import SeriesWriter, read_samples
+from corescope.store.series import read_samples
+from corescope.store.series_writer import SeriesWriter
 from support import REPO, SRC
 from support.synth_samples import rand_samples, same
 
@@ -27,7 +28,7 @@ _CRASH = textwrap.dedent("""
     import os, signal, sys
     sys.path[:0] = sys.argv[3:]
     from corescope.store.db import Store
-    from corescope.store.series import SeriesWriter
+    from corescope.store.series_writer import SeriesWriter
     from support.synth_samples import rand_samples
     store = Store.open(sys.argv[1])
     w = SeriesWriter(store, journal_cpus=3)

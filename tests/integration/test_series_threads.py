@@ -14,7 +14,7 @@ import threading
 import numpy as np
 from corescope.model.cores import CoreSample
 from corescope.model.packed import PackedRows
-from corescope.store import series
+from corescope.store import series_codec as series
 
 rng = np.random.default_rng(1)
 samples = [CoreSample(1e9 + k, 1.0, PackedRows(list(range(96)), rng.integers(0, 100, (96, 10))))

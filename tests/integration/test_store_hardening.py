@@ -97,7 +97,7 @@ def test_one_bad_stored_row_or_block_does_not_break_reads_or_folding(tmp_path):
     assert rep.returncode in (0, 1) and "Traceback" not in rep.stderr, rep.stderr
     # the next fold drops the unusable raw rows instead of failing on them forever
     with Store.open(store) as s:
-        from corescope.store.series import SeriesWriter
+        from corescope.store.series_writer import SeriesWriter
 
         SeriesWriter(s).flush()
         assert s.query("SELECT COUNT(*) FROM core_recent")[0][0] == 0

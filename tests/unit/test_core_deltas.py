@@ -78,7 +78,8 @@ def test_stored_rows_follow_the_cpu_set_through_hotplug(tmp_path) -> None:
     # the row's CPU list is encoded once per CPU set and kept: a set that changes (and
     # changes back) must be written as it is at each tick
     from corescope.store.db import Store
-    from corescope.store.series import SeriesWriter, read_samples
+    from corescope.store.series import read_samples
+    from corescope.store.series_writer import SeriesWriter
 
     # each set read twice running, so each is sampled on the fast path too
     names = ("hotplug-1.stat", "hotplug-1.stat", "hotplug-2.stat", "hotplug-2.stat",

@@ -13,7 +13,8 @@ from corescope.analysis import episodes as ep
 from corescope.model.cores import CoreSample
 from corescope.model.matrix import CoreMatrix
 from corescope.store.db import Store
-from corescope.store.series import SeriesWriter, read_matrix
+from corescope.store.series import read_matrix
+from corescope.store.series_writer import SeriesWriter
 
 
 def alone(m: CoreMatrix) -> CoreMatrix:

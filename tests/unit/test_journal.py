@@ -14,7 +14,8 @@ import pytest
 
 from corescope.store import journal
 from corescope.store.db import Store
-from corescope.store.series import SeriesWriter, read_matrix, read_samples, time_span
+from corescope.store.series import read_matrix, read_samples, time_span
+from corescope.store.series_writer import SeriesWriter
 from support.synth_samples import rand_samples, same
 
 NCPU = 3

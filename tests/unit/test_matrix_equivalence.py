@@ -14,14 +14,9 @@ from corescope.model.cores import CoreSample
 from corescope.model.matrix import CoreMatrix, sorted_unique
 from corescope.render.records import as_json
 from corescope.store.db import Store
-from corescope.store.series import (
-    SeriesWriter,
-    decode_arrays,
-    decode_block,
-    encode_block,
-    read_matrix,
-    read_samples,
-)
+from corescope.store.series import read_matrix, read_samples
+from corescope.store.series_codec import decode_arrays, decode_block, encode_block
+from corescope.store.series_writer import SeriesWriter
 from support.synth_samples import random_record
 
 

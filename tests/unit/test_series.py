@@ -10,16 +10,9 @@ from hypothesis import strategies as st
 from corescope.model.matrix import CoreMatrix
 from corescope.store import retention
 from corescope.store.db import Store, StoreError
-from corescope.store.series import (
-    SeriesFormatError,
-    SeriesWriter,
-    _one_run,
-    block_row,
-    decode_block,
-    encode_block,
-    read_samples,
-    time_span,
-)
+from corescope.store.series import read_samples, time_span
+from corescope.store.series_codec import SeriesFormatError, decode_block, encode_block
+from corescope.store.series_writer import SeriesWriter, _one_run, block_row
 from support.synth_samples import rand_samples, same
 
 

@@ -22,7 +22,10 @@ from corescope.investigate.build import resolution
 from corescope.model.cores import MODES, CoreSample
 from corescope.model.matrix import UNKNOWN_BOUND, CoreMatrix, LazyCoreMatrix
 from corescope.store.db import DB_NAME, SCHEMA_VERSION, Store
-from corescope.store.series import SeriesWriter, decode_arrays, decode_zone, read_matrix
+from corescope.store.series import read_matrix
+from corescope.store.series_codec import decode_arrays
+from corescope.store.series_writer import SeriesWriter
+from corescope.store.series_zones import decode_zone
 
 THRESHOLDS = [0.0, 5.0, 29.999, 30.0, 50.0, 89.0, 90.0, 90.0001, 100.0]
 

@@ -30,7 +30,7 @@ from corescope.sources.artifacts.base import Parsed
 from corescope.store import census as census_store
 from corescope.store import events as events_store
 from corescope.store.db import Store
-from corescope.store.series import SeriesWriter
+from corescope.store.series_writer import SeriesWriter
 
 # Plug-in writers for kinds whose parser returns its own payload in Parsed.extra:
 # kind -> "module:function", function(parsed, store, ctx) -> Written.

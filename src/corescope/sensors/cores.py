@@ -15,7 +15,8 @@ from corescope.model.common import SensorStatus
 from corescope.sensors.base import Sensor, SensorEnv
 from corescope.sources.procstat import CoreDeltas, ProcStatReader
 from corescope.store.db import Store
-from corescope.store.series import SeriesWriter, read_matrix
+from corescope.store.series import read_matrix
+from corescope.store.series_writer import SeriesWriter
 from corescope.timeparse import iso
 
 # a sample's time as read back from the store matches the one written within this (they are

@@ -29,7 +29,7 @@ def has_frames(root: Root) -> bool:
     return frame_dir(root).is_dir()
 
 
-# a frame time must be an epoch time the store can keep (before 2106, as store.series)
+# a frame time must be an epoch time the store can keep (before 2106, as store.series_codec)
 MAX_FRAME_TIME = float(1 << 32)
 
 

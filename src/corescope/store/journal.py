@@ -13,7 +13,7 @@ immutable, truncated or on a failing disk is SIGBUS, which kills the recorder, w
 Layout (little-endian). Header, 64 bytes: magic `CSJ1`, version (u32), epoch (u32), 0 (u32),
 capacity (u64, the file's size when made). Rows follow, each: size (u32, this row's bytes),
 crc32 (u32, of everything after it), epoch (u32), 0 (u32), t (f64), interval_s (f64), then
-the raw row's payload (series._encode_row). There is no row count to keep in step: a reader
+the raw row's payload (series_codec.encode_row). There is no row count to keep in step: a reader
 takes rows from the start while each is whole (its size fits, its crc matches) and of the
 header's epoch, and stops at the first that is not: the zeros past the last row, a row cut
 short by a kill or a power cut (its crc fails), or a row an earlier epoch left there.

@@ -7,31 +7,35 @@ Every BLOCK_SAMPLES samples the raw rows are folded, in one transaction, into a 
 zstd block (`core_blocks`): per field, per CPU, the run of deltas across the block. Tick
 deltas at 1 s are small and columns such as nice, steal and guest are mostly zero, so a busy
 96-core machine costs a few bytes per core-second.
+
+This module holds the tables and reads them; the byte forms are store/series_codec.py, the
+zone maps store/series_zones.py, the writer store/series_writer.py.
 """
 
 from __future__ import annotations
 
-import math
-import os
-import sqlite3
-import struct
-import threading
 import weakref
-from array import array
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from typing import NamedTuple
 
 import numpy as np
-import zstandard
 
-from corescope.errors import InvalidInput, StoreFault
 from corescope.model.common import Diagnostic
 from corescope.model.cores import MODES, CoreSample
 from corescope.model.matrix import NF, UNKNOWN_BOUND, CoreMatrix, LazyCoreMatrix, Zone
-from corescope.model.packed import PackedRows
 from corescope.store import journal
 from corescope.store.db import Store
+from corescope.store.series_codec import (
+    MAX_INTERVAL_S,
+    MAX_T,
+    WIDTH_DTYPE,
+    SeriesFormatError,
+    check_sample_time,
+    decode_arrays,
+    row_arrays,
+)
+from corescope.store.series_zones import ZoneMap, ZoneRun, unzip_zone, zone_of, zone_runs
 
 DDL = """
 CREATE TABLE IF NOT EXISTS core_recent (
@@ -48,554 +52,6 @@ CREATE TABLE IF NOT EXISTS core_blocks (
 );
 CREATE INDEX IF NOT EXISTS core_blocks_t1 ON core_blocks (t1);
 """
-
-BLOCK_SAMPLES = 60
-_MAGIC = b"CS1"
-_HEADER = struct.Struct("<3sBHHd")  # magic, value width, samples, cpus, t0
-# zstandard's contexts are not thread-safe (two serve requests decoding at once crashed the
-# process in the C backend): each thread gets its own pair.
-_CODECS = threading.local()
-
-
-def _zc() -> zstandard.ZstdCompressor:
-    c = getattr(_CODECS, "zc", None)
-    if c is None:
-        c = _CODECS.zc = zstandard.ZstdCompressor(level=12)
-    return c
-
-
-def _zd() -> zstandard.ZstdDecompressor:
-    d = getattr(_CODECS, "zd", None)
-    if d is None:
-        d = _CODECS.zd = zstandard.ZstdDecompressor()
-    return d
-
-
-class SeriesFormatError(StoreFault, ValueError):
-    """A stored block or row that cannot be decoded."""
-
-
-# --- raw rows (one per sample) ---------------------------------------------------------------
-
-_prefix: tuple[tuple[int, ...], bytes] = ((), b"")  # the last CPU list and its encoding
-
-
-def _ids_prefix(ids: tuple[int, ...]) -> bytes:
-    """The row's head: how many CPUs, then their ids (the same every tick, so kept)."""
-    global _prefix
-    if _prefix[0] != ids:
-        _prefix = (ids, array("I", [len(ids), *ids]).tobytes())
-    return _prefix[1]
-
-
-def _encode_row(sample: CoreSample) -> bytes:
-    d = sample.deltas
-    if isinstance(d, PackedRows):  # the sampling hot path
-        if isinstance(d.flat, array) and d.flat.typecode == "I":  # a few CPUs
-            return _ids_prefix(d.ids) + d.flat.tobytes()
-        if isinstance(d.flat, np.ndarray):
-            return _ids_prefix(d.ids) + d.flat.astype(np.uint32).tobytes()
-    cpus = sample.cpus
-    values = array("I", [len(cpus), *cpus])
-    for cpu in cpus:
-        values.extend(d[cpu])
-    return values.tobytes()
-
-
-def _row_arrays(payload: bytes) -> tuple[np.ndarray, np.ndarray]:
-    """(cpu ids, [ncpu, NF] ticks) of one raw row."""
-    if not isinstance(payload, bytes) or len(payload) < 4 or len(payload) % 4:
-        raise SeriesFormatError("corrupt raw sample row")
-    values = np.frombuffer(payload, np.uint32)
-    n = int(values[0])
-    if len(values) != 1 + n + n * NF:
-        raise SeriesFormatError("raw sample row length mismatch")
-    return values[1 : 1 + n].astype(np.int64), values[1 + n :].reshape(n, NF)
-
-
-def _decode_row(t: float, interval_s: float, payload: bytes) -> CoreSample:
-    cpus, ticks = _row_arrays(payload)
-    return CoreSample(t=t, interval_s=interval_s, deltas=PackedRows(cpus.tolist(), ticks))
-
-
-# --- columnar blocks -------------------------------------------------------------------------
-
-_WIDTH_DTYPE: dict[int, np.dtype] = {1: np.dtype(np.uint8), 2: np.dtype(np.uint16),
-                                     4: np.dtype(np.uint32)}
-
-
-def _block_parts(t: np.ndarray, interval_s: np.ndarray, cpus: np.ndarray, ticks: np.ndarray,
-                 present: np.ndarray) -> tuple[bytes, bytes]:
-    """(the block's header: everything but the tick columns, the tick columns)."""
-    n, ncpu = present.shape
-    if n == 0:
-        raise ValueError("empty block")
-    if n > 0xFFFF or ncpu > 0xFFFF:
-        raise ValueError("block too large")
-    t = np.asarray(t, np.float64)
-    t0 = float(t[0])
-    vals = ticks.transpose(2, 1, 0)[:, present.T]  # [field, present cells, cpu-major]
-    biggest = int(vals.max()) if vals.size else 0
-    if biggest >= 1 << 32 or (vals.size and int(vals.min()) < 0):
-        raise ValueError("tick delta out of range")
-    width = 1 if biggest < 256 else 2 if biggest < 65536 else 4
-    # sample times as ms offsets from t0, intervals in µs: exact enough, small numbers
-    offs = np.rint((t - t0) * 1000)
-    ivs = np.rint(np.asarray(interval_s, np.float64) * 1e6)
-    for name, a in (("time", offs), ("interval", ivs)):
-        if not (np.isfinite(a).all() and (a >= 0).all() and (a < 1 << 32).all()):
-            raise ValueError(f"sample {name} out of range for a block")
-    head = b"".join((
-        _HEADER.pack(_MAGIC, width, n, ncpu, t0),
-        np.asarray(cpus, np.uint16).tobytes(),
-        offs.astype(np.uint32).tobytes(),
-        ivs.astype(np.uint32).tobytes(),
-        # presence bitmap per sample (CPUs go offline); all-ones is cheap after compression
-        np.packbits(present, axis=1, bitorder="little").tobytes(),
-    ))
-    return head, vals.astype(_WIDTH_DTYPE[width]).tobytes()
-
-
-def encode_arrays(t: np.ndarray, interval_s: np.ndarray, cpus: np.ndarray, ticks: np.ndarray,
-                  present: np.ndarray) -> bytes:
-    """The block of n samples given as arrays (see CoreMatrix; absent cells are ignored)."""
-    head, vals = _block_parts(t, interval_s, cpus, ticks, present)
-    return _zc().compress(head + vals)
-
-
-def encode_block(samples: list[CoreSample]) -> bytes:
-    """Columnar, zstd-compressed encoding of consecutive samples."""
-    if not samples:
-        raise ValueError("empty block")
-    m = CoreMatrix.from_samples(samples)
-    # kept in the order given: the writer folds rows already sorted by time
-    order = sorted(range(len(samples)), key=lambda k: samples[k].t)
-    if order != list(range(len(samples))):
-        raise ValueError("block samples out of time order")
-    return encode_arrays(m.t, m.interval_s, m.cpus, m.ticks, m.present)
-
-
-class _Head(NamedTuple):
-    width: int
-    cpus: np.ndarray
-    t: np.ndarray
-    interval_s: np.ndarray
-    present: np.ndarray
-    end: int  # where the tick columns (or a zone map's bounds) start
-
-
-def _decode_head(raw: bytes) -> _Head:
-    """The header of a decompressed block (or zone map)."""
-    try:
-        magic, width, n, ncpu, t0 = _HEADER.unpack_from(raw, 0)
-    except struct.error as exc:
-        raise SeriesFormatError(f"corrupt series block: {exc}") from exc
-    if magic != _MAGIC or width not in _WIDTH_DTYPE:
-        raise SeriesFormatError("not a series block")
-    nbytes = (ncpu + 7) // 8
-    pos = _HEADER.size
-    need = pos + 2 * ncpu + 8 * n + nbytes * n
-    if len(raw) < need:
-        raise SeriesFormatError("series block truncated")
-    buf = memoryview(raw)
-    cpus = np.frombuffer(buf, np.uint16, ncpu, pos).astype(np.int64)
-    pos += 2 * ncpu
-    offs = np.frombuffer(buf, np.uint32, n, pos)
-    pos += 4 * n
-    ivs = np.frombuffer(buf, np.uint32, n, pos)
-    pos += 4 * n
-    bits = np.frombuffer(buf, np.uint8, n * nbytes, pos).reshape(n, nbytes)
-    present = np.unpackbits(bits, axis=1, count=ncpu, bitorder="little").astype(bool)
-    pos += n * nbytes
-    if ncpu > 1 and not (np.diff(cpus) > 0).all():
-        raise SeriesFormatError("series block CPU list not ascending")
-    return _Head(width, cpus, t0 + offs / 1000.0, ivs / 1e6, present, pos)
-
-
-def decode_arrays(payload: bytes) -> CoreMatrix:
-    """One block as a CoreMatrix; ticks in the block's own (narrowest) unsigned type."""
-    try:
-        raw = _zd().decompress(payload)
-    except zstandard.ZstdError as exc:
-        raise SeriesFormatError(f"corrupt series block: {exc}") from exc
-    h = _decode_head(raw)
-    n, ncpu = h.present.shape
-    dtype = _WIDTH_DTYPE[h.width]
-    cells = int(h.present.sum())
-    if len(raw) - h.end != NF * cells * h.width:
-        raise SeriesFormatError("series block length mismatch")
-    vals = np.frombuffer(memoryview(raw), dtype, NF * cells, h.end)
-    # columns run field-major, then CPU, then sample
-    if cells == n * ncpu:  # every CPU online throughout: the matrix layout as it is
-        fields = vals.reshape(NF, ncpu, n)
-    else:  # scatter them back under the bitmap
-        fields = np.zeros((NF, ncpu, n), dtype)
-        fields[:, h.present.T] = vals.reshape(NF, cells)
-    return CoreMatrix(t=h.t, interval_s=h.interval_s, cpus=h.cpus, fields=fields,
-                      present=h.present)
-
-
-def decode_block(payload: bytes) -> list[CoreSample]:
-    return decode_arrays(payload).to_samples()
-
-
-# --- zone maps: a per-block summary written with the block ------------------------------------
-# The block's header (times, intervals, CPUs, presence: no tick columns), then per CPU per
-# base mode one byte strictly above its highest % (analysis.usage.mode_bounds). A query learns
-# the shape of the whole window from these and decodes only the blocks whose bounds do not
-# rule out what it looks for.
-
-
-def encode_zone(head: bytes, ticks: np.ndarray, present: np.ndarray) -> bytes:
-    from corescope.analysis.usage import mode_bounds  # the arithmetic the search uses
-
-    b = mode_bounds(np.asarray(ticks).transpose(2, 1, 0), np.asarray(present, bool))
-    return _zc().compress(head + b.tobytes())
-
-
-class ZoneMap(NamedTuple):
-    head: _Head
-    bounds: np.ndarray  # uint8 [cpus, MODES]
-
-
-def decode_zone(blob: object) -> ZoneMap | None:
-    """A block's zone map, or None for a block stored without one (older stores) or with one
-    this version cannot read: that block is then decoded in full, as before."""
-    return _zone_of(_unzip_zone(blob))
-
-
-def _unzip_zone(blob: object) -> bytes | None:
-    if not isinstance(blob, bytes):
-        return None
-    try:
-        return _zd().decompress(blob)
-    except zstandard.ZstdError:
-        return None
-
-
-def _zone_of(raw: bytes | None) -> ZoneMap | None:
-    if raw is None:
-        return None
-    try:
-        h = _decode_head(raw)
-    except SeriesFormatError:
-        return None
-    if len(raw) - h.end != len(h.cpus) * len(MODES):
-        return None
-    bounds = np.frombuffer(memoryview(raw), np.uint8, offset=h.end)
-    return ZoneMap(h, bounds.reshape(len(h.cpus), len(MODES)))
-
-
-class _ZoneRun(NamedTuple):
-    """The zone maps of consecutive blocks laid out alike (same value width, sample count,
-    CPU list, length): decoded together, as arrays with one more axis, block first. Each
-    block's values are what _zone_of gives it, with the same arithmetic."""
-
-    width: int
-    cpus: np.ndarray
-    end: int
-    t: np.ndarray  # [blocks, n]
-    interval_s: np.ndarray  # [blocks, n]
-    present: np.ndarray  # [blocks, n, cpus]
-    bounds: np.ndarray  # [blocks, cpus, MODES]
-
-    def zone(self, j: int) -> ZoneMap:
-        return ZoneMap(_Head(self.width, self.cpus, self.t[j], self.interval_s[j],
-                             self.present[j], self.end), self.bounds[j])
-
-
-def _zone_runs(raws: list[bytes | None]) -> list[tuple[int, int, _ZoneRun | None]]:
-    """(lo, hi, run): raws[lo:hi] decoded together, or run None where they have no usable
-    zone map (one at a time then, as decode_zone reads them). The day's 1,440 headers of a
-    busy node are one run: a few array operations instead of a dozen per block."""
-    out: list[tuple[int, int, _ZoneRun | None]] = []
-    lo = 0
-    while lo < len(raws):
-        first = raws[lo]
-        h = _zone_of(first)
-        if first is None or h is None or not len(h.head.t):
-            out.append((lo, lo + 1, None))
-            lo += 1
-            continue
-        # the same bytes up to the CPU list's end (but t0) and the same length: the same
-        # layout, and the same checks pass
-        key, cpu_end, size = first[:8], 16 + 2 * len(h.head.cpus), len(first)
-        cpu_list = first[16:cpu_end]
-        hi = lo + 1
-        while hi < len(raws):
-            r = raws[hi]
-            if r is None or len(r) != size or r[:8] != key or r[16:cpu_end] != cpu_list:
-                break
-            hi += 1
-        out.append((lo, hi, _decode_run(raws[lo:hi], h)))  # type: ignore[arg-type]
-        lo = hi
-    return out
-
-
-def _decode_run(raws: list[bytes], first: ZoneMap) -> _ZoneRun:
-    h = first.head
-    n, ncpu = h.present.shape
-    g, size = len(raws), len(raws[0])
-    a = np.frombuffer(b"".join(raws), np.uint8).reshape(g, size)
-
-    def column(pos: int, count: int, dtype: np.dtype | type) -> np.ndarray:
-        width = np.dtype(dtype).itemsize
-        return np.ascontiguousarray(a[:, pos : pos + count * width]).view(dtype)
-
-    t0 = column(8, 1, np.dtype("<f8"))  # the header's little-endian double, [g, 1]
-    pos = _HEADER.size + 2 * ncpu
-    offs = column(pos, n, np.uint32)
-    ivs = column(pos + 4 * n, n, np.uint32)
-    nbytes = (ncpu + 7) // 8
-    bits = a[:, pos + 8 * n : h.end].reshape(g, n, nbytes)
-    # the unpacked bits are 0 or 1: the same bytes read as bool, not copied (8 MB a day)
-    present = np.unpackbits(bits, axis=2, count=ncpu, bitorder="little").view(bool)
-    return _ZoneRun(h.width, h.cpus, h.end, t0 + offs / 1000.0, ivs / 1e6, present,
-                    a[:, h.end :].reshape(g, ncpu, len(MODES)))
-
-
-def block_row(t: np.ndarray, interval_s: np.ndarray, cpus: np.ndarray, ticks: np.ndarray,
-              present: np.ndarray) -> tuple[float, float, int, bytes, bytes]:
-    """(t0, t1, n, payload, zone): a core_blocks row for these samples (see encode_arrays)."""
-    head, vals = _block_parts(t, interval_s, cpus, ticks, present)
-    return (float(t[0]), float(t[-1]), len(t), _zc().compress(head + vals),
-            encode_zone(head, ticks, present))
-
-
-INSERT_BLOCK = "INSERT INTO core_blocks (t0, t1, n, payload, zone) VALUES (?, ?, ?, ?, ?)"
-
-
-# --- writing and reading ---------------------------------------------------------------------
-
-# Sample times must be real epoch seconds before 2106 (blocks keep ms offsets in 32 bits), and
-# intervals positive and under 71 minutes (µs in 32 bits). Anything else is a broken clock or a
-# broken capture, and one such row must never stop a block from being written or read.
-MAX_T = float(1 << 32)
-MAX_INTERVAL_S = (1 << 32) / 1e6 - 1
-# a block never spans more than this, so its ms offsets fit whatever the gaps between samples
-MAX_BLOCK_SPAN_S = 86400.0
-
-
-class InvalidSample(InvalidInput, ValueError):
-    """A sample whose time or interval cannot be stored; the message says which and why."""
-
-
-def check_sample_time(t: float, interval_s: float) -> str | None:
-    """Why a sample time/interval is unusable, or None when it is fine."""
-    if not (isinstance(t, float | int) and math.isfinite(t) and 0 < t < MAX_T):
-        return f"sample time {t!r} is not an epoch time before 2106"
-    if not (isinstance(interval_s, float | int) and math.isfinite(interval_s)
-            and 0 < interval_s <= MAX_INTERVAL_S):
-        return f"sample interval {interval_s!r} s is not between 0 and {MAX_INTERVAL_S:.0f} s"
-    return None
-
-
-_APPEND = "INSERT OR REPLACE INTO core_recent (t, interval_s, payload) VALUES (?, ?, ?)"
-
-
-class SeriesWriter:
-    """Appends samples; folds raw rows into a block every `block_samples` samples.
-
-    With `journal_cpus` (the recorder's live path) the raw rows go to the store's journal
-    (store/journal.py: one pwrite, no commit) and the fold commits them; rows from a previous
-    run's journal or `core_recent` are folded first, each exactly once. Without it (or when
-    another recorder holds the journal, or it cannot be made) each row is committed to
-    `core_recent` on its own, as before."""
-
-    def __init__(self, store: Store, block_samples: int = BLOCK_SAMPLES,
-                 journal_cpus: int | None = None) -> None:
-        self.store = store
-        self.block_samples = block_samples
-        self._pending = store.query("SELECT COUNT(*) FROM core_recent")[0][0]
-        self._cursor = store.conn.cursor()  # one per tick would be allocated and dropped
-        self._journal: journal.JournalWriter | None = None
-        # why samples are not journalled, or what was wrong with the last run's journal
-        self.journal_note: str | None = None
-        # said once when the journal stops taking rows mid-run (the sensor passes it on)
-        self.notes: list[str] = []
-        self._fault_said = False
-        if journal_cpus is not None:
-            self._open_journal(journal_cpus)
-
-    def _open_journal(self, ncpu: int) -> None:
-        try:
-            j = journal.JournalWriter.lock(self.store.directory)
-        except OSError as exc:
-            self.journal_note = f"{exc}; each sample is committed to SQLite instead"
-            return
-        try:
-            old = journal.read(self.store.directory)
-            if old.diagnostics:  # the rows before the damage are stored below
-                self.journal_note = "the last run's journal: " + "; ".join(
-                    d.message for d in old.diagnostics)
-            folded = self._folded()
-            # what the last run left (a kill -9, a crash between fold and reset) and any
-            # core_recent rows (older versions, a full journal): stored once, now
-            self._fold(old.unfolded(folded), (old.epoch, len(old.rows)))
-            epoch = (max(old.epoch, journal.parse_folded(folded)[0]) + 1) & 0xFFFFFFFF
-            # four minutes of rows: a fold the store refuses for a while loses nothing
-            j.create(epoch, journal.capacity_for(max(ncpu, os.cpu_count() or 1),
-                                                 4 * self.block_samples))
-        except OSError as exc:  # no room for the file, say: recording goes on without it
-            j.close()
-            self.journal_note = f"cannot make the journal: {exc}; each sample is committed " \
-                                "to SQLite instead"
-            return
-        except BaseException:
-            j.close()
-            raise
-        self._journal = j
-
-    def _folded(self) -> str | None:
-        rows = self.store.query("SELECT value FROM store_meta WHERE key = ?",
-                                (journal.FOLDED_KEY,))
-        return rows[0][0] if rows else None
-
-    def append(self, sample: CoreSample) -> None:
-        """Store one sample. Raises InvalidSample (storing nothing) for an unusable time."""
-        why = check_sample_time(sample.t, sample.interval_s)
-        if why is not None:
-            raise InvalidSample(why)
-        payload = _encode_row(sample)
-        j = self._journal
-        if j is None or not j.append(sample.t, sample.interval_s, payload):
-            if j is not None and j.fault is not None and not self._fault_said:
-                self._fault_said = True
-                self.journal_note = (f"the journal {j.path} cannot be written "
-                                     f"({j.fault.strerror or j.fault}); each sample is "
-                                     "committed to SQLite instead")
-                self.notes.append(self.journal_note)
-            # one statement is its own transaction (the connection is in autocommit mode):
-            # as atomic and as durable as BEGIN/INSERT/COMMIT, and two statements fewer
-            with self.store.lock:
-                self.store.check_mapped()
-                self._cursor.execute(_APPEND, (sample.t, sample.interval_s, payload))
-        self._pending += 1
-        if self._pending >= self.block_samples:
-            self.flush()
-
-    def append_many(self, samples: Sequence[CoreSample]) -> int:
-        """Finished samples (an import, a list or a CoreMatrix) straight into blocks, one
-        transaction per block: no raw rows, since nothing is being sampled that a crash could
-        lose. Samples with an unusable time are left out; returns how many were stored."""
-        self.flush()
-        m = samples if isinstance(samples, CoreMatrix) else CoreMatrix.from_samples(samples)
-        if not len(m):
-            return 0
-        order = np.argsort(m.t, kind="stable")
-        m = m.rows(order)
-        ok = np.array([check_sample_time(float(t), float(iv)) is None
-                       for t, iv in zip(m.t, m.interval_s, strict=True)], bool)
-        m = m.rows(ok)
-        start = 0
-        n = len(m)
-        while start < n:
-            # at most block_samples per block, spanning at most MAX_BLOCK_SPAN_S
-            end = min(n, start + self.block_samples)
-            end = start + max(1, int(np.searchsorted(m.t[start:end],
-                                                      m.t[start] + MAX_BLOCK_SPAN_S, "right")))
-            with self.store.write() as c:
-                c.execute(INSERT_BLOCK, block_row(m.t[start:end], m.interval_s[start:end],
-                                                  m.cpus, m.ticks[start:end],
-                                                  m.present[start:end]))
-            start = end
-        return n
-
-    def flush(self) -> None:
-        """Fold every raw row into blocks (one transaction: all or nothing). A row that cannot
-        be decoded or stored (written by an older, unchecked version) is dropped, not kept
-        forever in the way of every later fold."""
-        j = self._journal
-        if j is None or not j.rows:
-            self._fold([], None)
-            return
-        self._fold(j.rows, (j.epoch, len(j.rows)))
-        j.reset()  # after the commit: a crash in between is what FOLDED_KEY is for
-
-    def _fold(self, extra: list[tuple[float, float, bytes]],
-              done: tuple[int, int] | None) -> None:
-        """Fold core_recent's rows and `extra` (journal rows) into blocks; with `done`
-        (journal epoch, rows), record in the same transaction that those rows are stored."""
-        with self.store.write() as c:
-            rows = c.execute("SELECT t, interval_s, payload FROM core_recent ORDER BY t").fetchall()
-            had_recent = bool(rows)
-            if extra:
-                rows = sorted(rows + list(extra), key=lambda r: r[0]) if rows else list(extra)
-            if rows:
-                self._store_rows(c, rows)
-            if had_recent:
-                c.execute("DELETE FROM core_recent")
-            if done is not None and done[1]:
-                c.execute("INSERT OR REPLACE INTO store_meta (key, value) VALUES (?, ?)",
-                          (journal.FOLDED_KEY, f"{done[0]} {done[1]}"))
-        self._pending = 0
-
-    @staticmethod
-    def _store_rows(c: sqlite3.Connection, rows: list[tuple]) -> None:
-        m = _one_run(rows)
-        if m is not None:  # the usual minute: one block, straight from the rows' bytes
-            c.execute(INSERT_BLOCK, block_row(m.t, m.interval_s, m.cpus, m.ticks, m.present))
-            return
-        good: list[CoreSample] = []
-        for t, iv, payload in rows:
-            try:
-                if check_sample_time(t, iv) is None:
-                    good.append(_decode_row(t, iv, payload))
-            except SeriesFormatError:
-                pass
-        for group in _block_groups(good):
-            if sorted(s.t for s in group) != [s.t for s in group]:
-                raise ValueError("block samples out of time order")
-            m = CoreMatrix.from_samples(group)
-            c.execute(INSERT_BLOCK, block_row(m.t, m.interval_s, m.cpus, m.ticks, m.present))
-
-    def close(self) -> None:
-        """Fold what is left and let go of the journal (its file stays, empty)."""
-        try:
-            self.flush()
-        finally:
-            if self._journal is not None:
-                self._journal.close()
-                self._journal = None
-
-
-def _one_run(rows: list[tuple]) -> CoreMatrix | None:
-    """Raw rows (sorted by time) as one block's matrix when they are what one run of the
-    sampler writes: every time usable, every row from the same CPUs (ascending), within one
-    block's span. The same matrix the per-sample fold builds, without a Python object per
-    sample and CPU; None for anything else, which that fold handles."""
-    first = rows[0][2]
-    if not isinstance(first, bytes) or len(first) < 4 or len(rows) > 0xFFFF:
-        return None
-    ncpu = int.from_bytes(first[:4], "little")
-    size = 4 * (1 + ncpu + ncpu * NF)
-    head = first[: 4 * (1 + ncpu)]
-    for t, iv, payload in rows:
-        if not (isinstance(payload, bytes) and len(payload) == size
-                and payload.startswith(head)) or check_sample_time(t, iv) is not None:
-            return None
-    if rows[-1][0] - rows[0][0] > MAX_BLOCK_SPAN_S:
-        return None
-    values = np.frombuffer(b"".join(r[2] for r in rows), np.uint32).reshape(len(rows), -1)
-    cpus = values[0, 1 : 1 + ncpu].astype(np.int64)
-    if ncpu == 0 or (ncpu > 1 and not (np.diff(cpus) > 0).all()):
-        return None
-    return CoreMatrix.from_ticks(
-        np.array([r[0] for r in rows], np.float64), np.array([r[1] for r in rows], np.float64),
-        cpus, values[:, 1 + ncpu :].reshape(len(rows), ncpu, NF),
-        np.ones((len(rows), ncpu), bool))
-
-
-def _block_groups(samples: list[CoreSample]) -> Iterator[list[CoreSample]]:
-    """Consecutive runs of at most 0xFFFF samples spanning at most MAX_BLOCK_SPAN_S."""
-    group: list[CoreSample] = []
-    for s in samples:
-        if group and (s.t - group[0].t > MAX_BLOCK_SPAN_S or len(group) >= 0xFFFF):
-            yield group
-            group = []
-        group.append(s)
-    if group:
-        yield group
 
 
 class _MatrixBuilder:
@@ -654,7 +110,7 @@ class _MatrixBuilder:
         if not k:
             return
         cpu_list = h.cpus.tolist()
-        self._make_room(cpu_list, _WIDTH_DTYPE[h.width], k)
+        self._make_room(cpu_list, WIDTH_DTYPE[h.width], k)
         self.zones.append((np.array([self.n], np.int64), h.cpus, zone.bounds[None]))
         sl = slice(self.n, self.n + k)
         part = None if keep is None or k == len(keep) else keep
@@ -666,13 +122,13 @@ class _MatrixBuilder:
         self.lazy.append(_LazyBlock(self.n, k, h.cpus, part, rowid))
         self.n += k
 
-    def add_run(self, run: _ZoneRun, a: int, b: int, rowids: list[int]) -> None:
+    def add_run(self, run: ZoneRun, a: int, b: int, rowids: list[int]) -> None:
         """add_zoned of every sample of blocks a..b-1 of a run (rowids theirs), at once: the
         same arrays as adding them one by one."""
         g, n = b - a, run.t.shape[1]
         k = g * n
         cpu_list = run.cpus.tolist()
-        self._make_room(cpu_list, _WIDTH_DTYPE[run.width], k)
+        self._make_room(cpu_list, WIDTH_DTYPE[run.width], k)
         starts = self.n + n * np.arange(g, dtype=np.int64)
         self.zones.append((starts, run.cpus, run.bounds[a:b]))
         sl = slice(self.n, self.n + k)
@@ -858,9 +314,9 @@ def read_matrix(store: Store, t0: float, t1: float) -> CoreMatrix:
     out = _MatrixBuilder(sum(int(b[4]) for b in blocks) + len(rows))
     payloads = _Payloads(store)
     # the blocks stay compressed (decoded when read); their zone maps say what they hold
-    raws = [_unzip_zone(b[3]) for b in blocks]
-    runs = _zone_runs(raws)
-    zones = {lo: _zone_of(raws[lo]) for lo, _, run in runs if run is None}
+    raws = [unzip_zone(b[3]) for b in blocks]
+    runs = zone_runs(raws)
+    zones = {lo: zone_of(raws[lo]) for lo, _, run in runs if run is None}
     # blocks without a usable zone map (older stores) are decoded now, in full
     now = payloads([blocks[lo][0] for lo, z in zones.items() if z is None])
     for lo, hi, run in runs:
@@ -887,7 +343,7 @@ def read_matrix(store: Store, t0: float, t1: float) -> CoreMatrix:
         try:
             if why is not None:
                 raise SeriesFormatError(why)
-            cpus, ticks = _row_arrays(payload)
+            cpus, ticks = row_arrays(payload)
         except SeriesFormatError as exc:
             diags.append(Diagnostic("store core_recent", f"sample at {t!r} skipped: {exc}"))
             continue

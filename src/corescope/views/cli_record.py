@@ -22,7 +22,7 @@ from corescope.sources.frames import has_frames, load_frames
 from corescope.sources.replay import replay_samples
 from corescope.store import retention
 from corescope.store.db import Store, StoreError, ensure_private_dir, move_aside
-from corescope.store.series import InvalidSample, SeriesWriter
+from corescope.store.series_writer import InvalidSample, SeriesWriter
 from corescope.store.watch import GONE, REPLACED, StoreProblem
 from corescope.timeparse import format_duration
 from corescope.views.clitypes import (
