@@ -13,10 +13,17 @@ path), ratios within this one run:
   (goal <= 1.5);
 - the one-off migration of a chunk to columns, paid by the first query that reads it;
 - ring bytes per sample, text and columns;
-- `flame --cpu 1` and all CPUs over the whole window through the CLI on the column ring,
-  the same query on the text ring (the old path, sample by sample), and `perf script [-C 1]
-  --time` of the same samples; peak RSS of each query; and once, the first query on a text
-  ring (it migrates the chunks it reads).
+- `flame --cpu 1` and all CPUs over the whole window through the CLI on the column ring
+  (`--format folded`, and the default top table), the same query on the text ring (the old
+  path, sample by sample), and `perf script [-C 1] --time` of the same samples, with the
+  ratios to the goals (<= 0.5 s and <= 0.5x perf script for one CPU, <= 1 s for all);
+  `heatmap` and `--format html` of all CPUs; peak RSS of each query (goal <= 200 MB); and
+  once, the first query on a text ring (it migrates the chunks it reads).
+
+Each command runs under a small wrapper that times it and reads its peak RSS
+(RUSAGE_CHILDREN of a wrapper that ran only it: a child's ru_maxrss otherwise carries the
+high-water RSS of the process that spawned it), with the modules compiled once beforehand
+(a private PYTHONPYCACHEPREFIX), as an installed corescope runs.
 
 Needs root and perf. Run: `python3 bench/profile_ring_columns.py` (BENCH_SECONDS=30 for a
 quick look).
@@ -35,10 +42,10 @@ import time
 from pathlib import Path
 
 from _profile_common import REPO, env
+from corescope.evidence import profile_query
 from corescope.model.profiles import ProfileChunk
 from corescope.runner import Runner
 from corescope.sources.perf import CLOCKID, TEXT_SUFFIX, record_argv, symbolise, time_arg
-from corescope.store import profile_query
 from corescope.store import profiles as ring
 from corescope.store.db import Store
 from profile_symbolise_cost import cpu_of
@@ -48,7 +55,7 @@ HZ = int(os.environ.get("BENCH_HZ", "2352"))
 CHUNK_S = float(os.environ.get("BENCH_CHUNK_S", "30"))
 RUNS = int(os.environ.get("BENCH_RUNS", "5"))
 # the old text path takes a minute or more a query at this volume: fewer runs of it
-TEXT_RUNS = int(os.environ.get("BENCH_TEXT_RUNS", str(RUNS)))
+TEXT_RUNS = int(os.environ.get("BENCH_TEXT_RUNS", "1"))
 BURN = """
 import os, sys, time, zlib
 os.nice(19)
@@ -68,16 +75,39 @@ while time.time() < end:
 """
 
 
-def timed(argv: list[str], stdout: int | None = subprocess.DEVNULL) -> tuple[float, int]:
+# times one command and reads its peak RSS: a fresh wrapper per run, so RUSAGE_CHILDREN is
+# that command's own (a child's ru_maxrss includes its spawner's high-water RSS at exec)
+WRAP = r"""
+import resource, subprocess, sys, time
+t = time.perf_counter()
+p = subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+dt = time.perf_counter() - t
+print(dt, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss, p.returncode)
+sys.stderr.write(p.stderr.decode(errors="replace")[-500:])
+"""
+
+
+def cli_env(pycache: Path) -> dict[str, str]:
+    """The benches' environment, with modules compiled (once, into `pycache`) as an
+    installed package has them: the dev shell's PYTHONDONTWRITEBYTECODE would make every
+    run compile them again."""
+    e = env()
+    e.pop("PYTHONDONTWRITEBYTECODE", None)
+    e["PYTHONPYCACHEPREFIX"] = str(pycache)
+    return e
+
+
+ENV: dict[str, str] = {}
+
+
+def timed(argv: list[str]) -> tuple[float, int]:
     """(wall seconds, peak RSS bytes) of one command."""
-    t = time.perf_counter()
-    p = subprocess.Popen(argv, stdout=stdout, stderr=subprocess.PIPE, env=env())
-    _pid, status, ru = os.wait4(p.pid, 0)
-    dt = time.perf_counter() - t
-    if status != 0:
-        err = p.stderr.read().decode()[-500:] if p.stderr else ""
-        raise SystemExit(f"{argv[:4]}... failed: {err}")
-    return dt, ru.ru_maxrss * 1024
+    p = subprocess.run([sys.executable, "-c", WRAP, *argv], capture_output=True, text=True,
+                       env=ENV or env())
+    dt, rss, rc = p.stdout.split()
+    if rc != "0":
+        raise SystemExit(f"{argv[:4]}... failed: {p.stderr[-500:]}")
+    return float(dt), int(rss) * 1024
 
 
 def record(raw: Path) -> None:
@@ -117,6 +147,7 @@ sys.stdout.write(out)
 def main() -> None:
     runner = Runner()
     with tempfile.TemporaryDirectory(prefix="ringbench-") as d:
+        ENV.update(cli_env(Path(d) / "pycache"))
         raw = Path(d) / "ring.data"
         print(f"recording {SECONDS:.0f} s at {HZ} Hz on {len(os.sched_getaffinity(0))} CPUs",
               flush=True)
@@ -192,22 +223,36 @@ def main() -> None:
                         cpu]
             argv_perf = ["perf", "script", "-i", str(raw), "--time", time_arg(lo, hi)] + (
                 ["-C", cpu] if cpu != "all" else [])
-            res: dict[str, list[tuple[float, int]]] = {"new": [], "old": [], "perf": []}
+            argv_top = [a for a in argv_new if a not in ("--format", "folded")]
+            res: dict[str, list[tuple[float, int]]] = {"new": [], "top": [], "old": [],
+                                                       "perf": []}
             # same answer both ways
-            o_new = subprocess.run(argv_new, capture_output=True, env=env(), check=True).stdout
-            o_old = subprocess.run(argv_old, capture_output=True, env=env(), check=True).stdout
+            o_new = subprocess.run(argv_new, capture_output=True, env=ENV, check=True).stdout
+            o_old = subprocess.run(argv_old, capture_output=True, env=ENV, check=True).stdout
             assert o_new == o_old, "the column ring answers differently"
             for i in range(RUNS):
                 res["new"].append(timed(argv_new))
+                res["top"].append(timed(argv_top))
                 if i < TEXT_RUNS:
                     res["old"].append(timed(argv_old))
                 res["perf"].append(timed(argv_perf))
             med = {k: statistics.median(t for t, _ in v) for k, v in res.items()}
             rss = {k: max(r for _, r in v) for k, v in res.items()}
-            print(f"flame {label}: columns {med['new']:.3f} s ({rss['new'] >> 20} MB), "
-                  f"text {med['old']:.3f} s ({rss['old'] >> 20} MB), perf script "
-                  f"{med['perf']:.3f} s; columns ÷ perf script {med['new'] / med['perf']:.2f}, "
-                  f"columns ÷ text {med['new'] / med['old']:.2f}")
+            goal = 0.5 if cpu != "all" else 1.0
+            print(f"flame {label}: columns {med['new']:.3f} s ({rss['new'] >> 20} MB; top "
+                  f"table {med['top']:.3f} s, {rss['top'] >> 20} MB), text {med['old']:.3f} s "
+                  f"({rss['old'] >> 20} MB), perf script {med['perf']:.3f} s; columns ÷ perf "
+                  f"script {med['new'] / med['perf']:.2f}"
+                  f"{' (goal <= 0.5)' if cpu != 'all' else ''}, columns ÷ {goal:g} s goal "
+                  f"{med['new'] / goal:.2f}, columns ÷ text {med['new'] / med['old']:.2f}",
+                  flush=True)
+        for label, extra in (("heatmap, all CPUs", ["heatmap"]),
+                             ("flame --format html, all CPUs", ["flame", "--format", "html"])):
+            argv = [*cli[:5], *extra, *cli[6:10]]
+            runs = [timed(argv) for _ in range(RUNS)]
+            print(f"{label}: {statistics.median(t for t, _ in runs):.3f} s, "
+                  f"{max(r for _, r in runs) >> 20} MB", flush=True)
+        print("peak RSS goal: <= 200 MB for any query")
 
 
 if __name__ == "__main__":
