@@ -16,10 +16,10 @@ from pathlib import Path
 
 from _profile_common import record_raw
 from corescope.analysis.flame import Profile
+from corescope.evidence.profile_query import SCRIPT_FIELDS, script_blocks
 from corescope.runner import Runner
 from corescope.sources import perf_script
 from corescope.sources.perf_import import BLOCK
-from corescope.store.profile_query import SCRIPT_FIELDS, script_blocks
 
 
 def main() -> None:

@@ -13,12 +13,12 @@ from pathlib import Path
 
 from _profile_common import median_time, record_raw
 from corescope.analysis.flame import Profile
+from corescope.evidence.profile_query import ring_samples
 from corescope.model.profiles import ProfileChunk
 from corescope.runner import Runner
 from corescope.sources.perf import compress_file, count_samples, symbolise
 from corescope.store import profiles as ring
 from corescope.store.db import Store
-from corescope.store.profile_query import ring_samples
 
 N = 360
 RUNS = 31  # a column read of one chunk takes well under a millisecond: many runs
@@ -53,8 +53,8 @@ def main() -> None:
         raw = Path(d) / "c.data"
         record_raw(raw, 3.0)
         runner = Runner()
+        from corescope.evidence.profile_query import script_blocks
         from corescope.sources.perf_script import parse_blocks
-        from corescope.store.profile_query import script_blocks
         times = [s.time for s in parse_blocks(script_blocks(runner, raw)) if s.time is not None]
         lo, hi = min(times), max(times) + 1e-6
         n = count_samples(runner, raw, lo, hi) or 0

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 import zstandard
 
+from corescope.evidence.profile_query import ring_samples
 from corescope.ingest.perf_write import import_input
 from corescope.model.events import KernelEvent
 from corescope.model.profiles import UNANCHORED
@@ -22,7 +23,6 @@ from corescope.sources.perf_script import parse_text
 from corescope.store import events as store_events
 from corescope.store import profiles as ring
 from corescope.store.db import Store
-from corescope.store.profile_query import ring_samples
 from support import FIXTURES, run_cli, run_cli_json
 
 FIX = FIXTURES / "profiles"

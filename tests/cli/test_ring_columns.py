@@ -23,11 +23,11 @@ import pytest
 from corescope.analysis.flame import Profile, diff_folded
 from corescope.analysis.flame_report import FlameReport, top_table
 from corescope.analysis.subsecond import Heatmap
+from corescope.evidence import profile_query
 from corescope.evidence.ring_profile import EventPick, ring_profile
 from corescope.render import pprof
 from corescope.runner import Runner
 from corescope.store import profile_columns as pcols
-from corescope.store import profile_query
 from corescope.store import profiles as ring
 from corescope.store.db import Store
 from corescope.views.speedscope import Speedscope

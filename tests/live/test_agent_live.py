@@ -98,8 +98,8 @@ def test_perf_script_for_a_cpu_the_recording_lacks_is_an_error(tmp_path: Path) -
 
     import pytest
 
+    from corescope.evidence import profile_query
     from corescope.runner import Runner
-    from corescope.store import profile_query
 
     data = tmp_path / "perf.data"
     rec = subprocess.run([need_tool("perf"), "record", "-q", "-a", "-F", "49", "-o", str(data),

@@ -17,13 +17,13 @@ from pathlib import Path
 from typing import Any
 
 from corescope.evidence.base import Coverage, Span
+from corescope.evidence.profile_query import file_samples
 from corescope.evidence.store import StoreEvidence
 from corescope.ingest import import_paths
 from corescope.lab.scenarios import generate
 from corescope.model.common import Diagnostic, SensorStatus
 from corescope.model.profiles import StackSample
 from corescope.store.db import Store
-from corescope.store.profile_query import file_samples
 
 
 def chunk_rows(perf_files: list[Path], boot_time: float, realtime: bool

@@ -44,9 +44,7 @@ ALLOWED: dict[str, set[str]] = {
 }
 
 # (importing file, imported package): the arrows still to be turned round.
-KNOWN: set[tuple[str, str]] = {
-    ("store/profile_query.py", "sources"),        # the ring query parses perf text
-}
+KNOWN: set[tuple[str, str]] = set()
 
 
 def _package(parts: tuple[str, ...]) -> str:

@@ -90,12 +90,12 @@ def script_blocks(runner: Runner, data: Path, window: tuple[float, float] | None
             proc.wait()
             if proc.returncode not in (0, -9) and diags is not None:
                 err.seek(0)
-                text = err.read().decode(errors="replace").strip()
-                if cpu is not None and "Requested CPU" in text:
+                said = err.read().decode(errors="replace").strip()
+                if cpu is not None and "Requested CPU" in said:
                     raise NoSuchCpu(f"--cpu {cpu}: the profile has no such CPU (perf script: "
-                                    f"{text.splitlines()[-1]})")
+                                    f"{said.splitlines()[-1]})")
                 diags.append(Diagnostic("perf script", f"exit {proc.returncode} on "
-                                        f"{data.name}: {text.splitlines()[-1] if text else ''}"))
+                                        f"{data.name}: {said.splitlines()[-1] if said else ''}"))
 
 
 def ring_samples(store: Store, runner: Runner, wall_start: float, wall_end: float,

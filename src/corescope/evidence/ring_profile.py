@@ -18,14 +18,14 @@ import numpy as np
 
 from corescope.analysis.flame import IDLE_FUNCTIONS, IRQ_PREFIXES, UNKNOWN_PID, Profile
 from corescope.analysis.subsecond import Heatmap
+from corescope.evidence import profile_query
+from corescope.evidence.profile_query import NoSuchCpu, Progress
 from corescope.model.common import Diagnostic
 from corescope.model.profiles import Frame, ProfileChunk, StackSample
 from corescope.runner import Runner
 from corescope.sources.folded import EVENT as FOLDED_EVENT
 from corescope.store import profile_columns as pcols
-from corescope.store import profile_query
 from corescope.store.db import Store
-from corescope.store.profile_query import NoSuchCpu, Progress
 
 __all__ = ["EventPick", "NoSuchCpu", "ring_profile"]
 

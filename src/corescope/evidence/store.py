@@ -96,7 +96,7 @@ class StoreEvidence:
     def stacks(self, t0: float, t1: float, cpu: int | None = None,
                diags: list[Diagnostic] | None = None
                ) -> Iterator[tuple[StackSample, float | None]]:
-        from corescope.store.profile_query import ring_samples  # only when stacks are asked
+        from corescope.evidence.profile_query import ring_samples  # only when stacks are asked
 
         return ring_samples(self.store, self.runner, t0, t1, cpu, diags)
 

@@ -20,12 +20,12 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from corescope.analysis.flame import is_idle
+from corescope.evidence import profile_query
 from corescope.model.common import Diagnostic
 from corescope.model.profiles import ProfileChunk, StackSample
 from corescope.render import pprof
 from corescope.runner import Runner
 from corescope.sensors.base import Tap
-from corescope.store import profile_query
 from corescope.store.db import Store
 
 APP_NAME = "corescope.cpu"

@@ -218,7 +218,7 @@ def _delete(store: Store, chunks: list[ProfileChunk]) -> None:
     # index first, then files: a crash in between leaves an orphan file (swept on the next
     # start), never an index row pointing at nothing
     # the paths are read again with the delete: a query may have migrated a chunk to a new
-    # file (see profile_query.migrate_chunk) since the caller listed it
+    # file (see evidence/profile_query.migrate_chunk) since the caller listed it
     paths = []
     with store.write() as c:
         for ch in chunks:

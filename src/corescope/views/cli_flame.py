@@ -19,13 +19,13 @@ from corescope.analysis.flame import WEIGHTS, Profile, diff_folded
 from corescope.analysis.flame_report import FlameReport, top_table
 from corescope.analysis.subsecond import Heatmap
 from corescope.errors import InvalidInput
+from corescope.evidence import profile_query
 from corescope.evidence.ring_profile import EventPick, ring_profile
 from corescope.model.common import JSON_SCHEMA, Diagnostic
 from corescope.model.profiles import StackSample
 from corescope.render import pprof, term
 from corescope.sources import perf_import
 from corescope.store import events as store_events
-from corescope.store import profile_query
 from corescope.store import profiles as ring
 from corescope.store.db import Store
 from corescope.timeparse import TimeParseError, format_duration, iso, parse_instant
@@ -569,8 +569,8 @@ def _emit_flame(report: FlameReport, fmt: str, output: Path | None, with_pid: bo
             click.echo(f"corescope: {len(report.diagnostics)} parser notes, first: "
                        f"{term.clean(report.diagnostics[0])}", err=True)
     elif fmt == "folded":
-        folded = report.profile.folded(with_pid, with_tid)
-        data = "".join(f"{k} {v}\n" for k, v in sorted(folded.items())).encode()
+        stacks = report.profile.folded(with_pid, with_tid)
+        data = "".join(f"{k} {v}\n" for k, v in sorted(stacks.items())).encode()
     elif fmt == "pprof":
         dur = 0
         if report.start is not None and report.end is not None:
