@@ -31,7 +31,7 @@ sys.path.insert(0, str(REPO / "src"))
 
 from corescope.store import profiles as ring
 from corescope.store.db import Store
-from support.chromium import CHROMIUM_ARGS, chromium_path
+from support.chromium import CHROMIUM_ARGS, chromium_path, drag_heatmap
 
 CLICKS = int(os.environ.get("BENCH_CLICKS", "15"))
 GOAL_MS = 300.0
@@ -57,16 +57,10 @@ def free_port() -> int:
 
 
 def drag(page: Any, t0: float, t1: float) -> None:
-    """Mouse down on second t0 (row 0), up on second t1 (last row) of the heatmap."""
-    lay = page.evaluate("() => document.getElementById('subsecond-canvas')"
-                        ".getBoundingClientRect().toJSON()")
-    st = page.evaluate("() => window.__fs()")
-    x = lambda t: lay["x"] + st["left"] + (t - st["start"] + 0.5) * st["cw"]  # noqa: E731
-    page.mouse.move(x(t0), lay["y"] + st["top"] + 1)
-    page.mouse.down()
-    page.mouse.move(x(t1), lay["y"] + st["top"] + st["rows"] * st["ch"] - 2, steps=3)
+    """Mouse down on second t0 (row 0), up on second t1 (last row) of the heatmap; the
+    click's clock starts at the mouse-up."""
     page.evaluate("() => { window.__done = null; }")
-    page.mouse.up()
+    drag_heatmap(page, t0, t1, steps=3)
 
 
 def quantiles(xs: list[float]) -> str:

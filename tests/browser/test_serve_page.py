@@ -12,6 +12,7 @@ import pytest
 
 from corescope.render.server import make_server
 from corescope.views.report_pages import EvidenceBackend
+from support.chromium import drag_heatmap
 from support.synth_incident import HOSTILE, evidence_of, zombie_chain_hour
 
 
@@ -44,16 +45,7 @@ def served(generated: Any) -> Iterator[tuple[Any, str]]:
 
 def drag(v: Any, t0: float, t1: float) -> None:
     """Drag on the subsecond heatmap from second t0 (row 0) to second t1 (last row)."""
-    page = v.page
-    page.locator("#subsecond-canvas").scroll_into_view_if_needed()
-    lay = page.evaluate("() => document.getElementById('subsecond-canvas').getBoundingClientRect()"
-                        ".toJSON()")
-    st = page.evaluate("() => window.__fs()")
-    x = lambda t: lay["x"] + st["left"] + (t - st["start"] + 0.5) * st["cw"]  # noqa: E731
-    page.mouse.move(x(t0), lay["y"] + st["top"] + 1)
-    page.mouse.down()
-    page.mouse.move(x(t1), lay["y"] + st["top"] + st["rows"] * st["ch"] - 2, steps=6)
-    page.mouse.up()
+    drag_heatmap(v.page, t0, t1)
 
 
 def test_serve_flamescope_workflow(visit: Any, served: tuple[Any, str]) -> None:

@@ -115,3 +115,17 @@ def visit(browser: Any) -> Iterator[Any]:
         yield open_
     finally:
         context.close()
+
+
+def drag_heatmap(page: Any, t0: float, t1: float, steps: int = 6) -> None:
+    """Drag on serve's subsecond heatmap from second t0 (row 0) to second t1 (last row), as
+    a user selects a range (window.__fs() gives the heatmap's geometry)."""
+    page.locator("#subsecond-canvas").scroll_into_view_if_needed()
+    lay = page.evaluate("() => document.getElementById('subsecond-canvas')"
+                        ".getBoundingClientRect().toJSON()")
+    st = page.evaluate("() => window.__fs()")
+    x = lambda t: lay["x"] + st["left"] + (t - st["start"] + 0.5) * st["cw"]  # noqa: E731
+    page.mouse.move(x(t0), lay["y"] + st["top"] + 1)
+    page.mouse.down()
+    page.mouse.move(x(t1), lay["y"] + st["top"] + st["rows"] * st["ch"] - 2, steps=steps)
+    page.mouse.up()
