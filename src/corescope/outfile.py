@@ -43,7 +43,9 @@ def write_output(path: str | os.PathLike[str], data: bytes) -> int:
         raise OutputError(exc.errno, exc.strerror, str(target)) from exc
     try:
         _check_target(dfd, name, target)
-        tmp = f".{name[:200]}.{secrets.token_hex(6)}.tmp"
+        # the name's first 200 bytes (not characters: "é" is two): with the dot, the token
+        # and ".tmp" the temporary name stays within NAME_MAX (255 bytes) for any legal name
+        tmp = f".{os.fsdecode(os.fsencode(name)[:200])}.{secrets.token_hex(6)}.tmp"
         try:
             fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW
                          | os.O_CLOEXEC, 0o600, dir_fd=dfd)
@@ -59,10 +61,11 @@ def write_output(path: str | os.PathLike[str], data: bytes) -> int:
             fd = -1
             _check_target(dfd, name, target)
             os.rename(tmp, name, src_dir_fd=dfd, dst_dir_fd=dfd)
+            _sync_dir(dfd)
         except BaseException as exc:
             if fd >= 0:
                 os.close(fd)
-            with contextlib.suppress(OSError):
+            with contextlib.suppress(OSError):  # gone already if the rename was done
                 os.unlink(tmp, dir_fd=dfd)
             if isinstance(exc, OSError) and not isinstance(exc, OutputError):
                 raise OutputError(exc.errno, exc.strerror or str(exc), str(target)) from exc
@@ -70,6 +73,17 @@ def write_output(path: str | os.PathLike[str], data: bytes) -> int:
     finally:
         os.close(dfd)
     return len(data)
+
+
+def _sync_dir(dfd: int) -> None:
+    """The rename made durable: without the directory's fsync a power cut can leave the old
+    name (or none) although the data was synced. A file system that cannot sync a directory
+    (EINVAL) has nothing to sync."""
+    try:
+        os.fsync(dfd)
+    except OSError as exc:
+        if exc.errno not in (errno.EINVAL, errno.ENOTSUP):
+            raise
 
 
 def _check_target(dfd: int, name: str, target: Path) -> None:

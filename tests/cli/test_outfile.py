@@ -7,14 +7,17 @@ analyze --html."""
 from __future__ import annotations
 
 import os
+import shutil
 import stat
+import subprocess
+import sys
 import threading
 from pathlib import Path
 
 import pytest
 
 from corescope.outfile import OutputError, write_output
-from support import run_cli
+from support import cli_env, run_cli
 
 
 def _victim(tmp_path: Path) -> Path:
@@ -115,3 +118,21 @@ def test_report_and_analyze_html_refuse_a_planted_link(tmp_path: Path) -> None:
                    "--html", "-o", str(out), timeout=600)
     assert proc.returncode in (0, 1), proc.stderr
     assert stat.S_IMODE(out.stat().st_mode) == 0o600 and out.read_text().startswith("<!")
+
+
+@pytest.mark.skipif(shutil.which("strace") is None, reason="needs strace")
+def test_the_rename_is_made_durable_by_a_directory_fsync(tmp_path: Path) -> None:
+    # without the directory's fsync a power cut after the rename can leave the old file: the
+    # system calls are the only witness short of cutting the power
+    out = tmp_path / "page.html"
+    log = tmp_path / "strace.log"
+    code = ("import sys; from corescope.outfile import write_output; "
+            "write_output(sys.argv[1], b'<p>x</p>')")
+    subprocess.run(["strace", "-f", "-o", str(log), "-e", "trace=openat,fsync,rename,renameat",
+                    sys.executable, "-c", code, str(out)], check=True, env=cli_env(),
+                   capture_output=True, timeout=60)
+    calls = log.read_text().splitlines()
+    opened = [ln for ln in calls if "O_DIRECTORY" in ln and f'"{tmp_path}"' in ln]
+    dir_fd = opened[-1].rsplit("=", 1)[1].strip()
+    renamed = next(i for i, ln in enumerate(calls) if "rename" in ln and "page.html" in ln)
+    assert any(f"fsync({dir_fd})" in ln for ln in calls[renamed:]), calls[renamed:]

@@ -355,6 +355,8 @@ def host_check(host: str, port: int) -> Callable[[str], bool]:
 
     def allowed(header: str) -> bool:
         name, p = _host_port(header)
+        if p is None:
+            p = 80  # no port: http's default (a browser on port 80 sends none)
         if p != port:
             return False
         name = name.rstrip(".")
