@@ -28,7 +28,7 @@ from corescope.model.cgroups import (
 from corescope.model.common import Diagnostic
 from corescope.rootfs import KeptFile, Root, read_capped
 from corescope.sources.boot import read_boot_id
-from corescope.sources.text import as_text
+from corescope.sources.text import as_text, count_of
 
 # Mount flags that can appear among a cgroup v1 mount's options and are not controllers.
 _GENERIC_OPTS = frozenset({
@@ -148,7 +148,8 @@ def parse_proc_cgroups(text: str | bytes, source: str = "/proc/cgroups"
         if not line.strip() or line.startswith("#"):
             continue
         parts = line.split()
-        if len(parts) < 4 or not all(p.isdecimal() for p in parts[1:4]):
+        nums = [count_of(p) for p in parts[1:4]]
+        if len(parts) < 4 or None in nums:  # not digits, or past what a store holds
             diags.append(Diagnostic(source, f"unreadable row: {line[:80]!r}", lineno))
             continue
         name = parts[0]
@@ -171,10 +172,11 @@ def parse_cgroup_stat(text: str | bytes, source: str = "cgroup.stat"
         parts = line.split()
         if not parts:
             continue
-        if len(parts) != 2 or not (parts[1].isascii() and parts[1].isdigit()):
+        value = count_of(parts[1]) if len(parts) == 2 else None
+        if value is None:  # not digits, or past what a store holds
             diags.append(Diagnostic(source, f"unreadable line: {line[:80]!r}", lineno))
             continue
-        key, value = parts[0], int(parts[1])
+        key = parts[0]
         if key.startswith("nr_dying_subsys_"):
             dying[key[len("nr_dying_subsys_"):]] = value
         elif key.startswith("nr_subsys_"):

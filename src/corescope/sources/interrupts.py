@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from corescope.model.common import Diagnostic
 from corescope.model.events import QueueIrq
 from corescope.rootfs import KeptFile, KeptFiles, Root
+from corescope.sources.text import count_of
 
 
 @dataclass(frozen=True)
@@ -60,13 +61,18 @@ def _parse_row(line: str, cpus: list[int], source: str, lineno: int,
     """One numbered IRQ row; None for any other line (a system counter, garbage)."""
     head, sep, rest = line.partition(":")
     head = head.strip()
-    if not sep or not head.isdecimal():
+    if not sep or count_of(head) is None:
         return None
     toks = rest.split()
     counts: dict[int, int] = {}
     k = 0
     while k < len(toks) and k < len(cpus) and toks[k].isdecimal():
-        counts[cpus[k]] = int(toks[k])
+        n = count_of(toks[k])
+        if n is None:  # a count no kernel keeps (its counters are 32 or 64 bits)
+            diags.append(Diagnostic(source, f"IRQ {head}: count {toks[k][:30]!r} past what a "
+                                    "store holds: row skipped", lineno))
+            return None
+        counts[cpus[k]] = n
         k += 1
     if k < len(cpus) and k < len(toks):
         diags.append(Diagnostic(source, f"IRQ {head}: {k} of {len(cpus)} counts", lineno))
@@ -265,10 +271,11 @@ def parse_softirqs(text: str, source: str = "/proc/softirqs",
             continue
         vals: dict[int, int] = {}
         for cpu, t in zip(cpus, toks[1:], strict=False):
-            if not t.isdecimal():
+            n = count_of(t)
+            if n is None:
                 diags.append(Diagnostic(source, f"bad count in {toks[0]}", i + 1))
                 break
-            vals[cpu] = int(t)
+            vals[cpu] = n
         out[toks[0][:-1]] = vals
     if not cpus:
         diags.append(Diagnostic(source, "no CPU header line"))

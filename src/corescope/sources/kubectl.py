@@ -17,7 +17,7 @@ from typing import Any
 
 from corescope.model.cgroups import RestartRecord
 from corescope.model.common import Diagnostic
-from corescope.sources.text import as_text, json_text
+from corescope.sources.text import as_text, count_of, int64, json_text
 from corescope.sources.units import display_cells, table_columns
 
 # kubectl's pod table (pkg/printers/internalversion printPod): NAME READY STATUS RESTARTS AGE,
@@ -75,8 +75,12 @@ def parse_kubectl_table(text: str | bytes, t: float = 0.0, source: str = "kubect
         if cell("node") and cell("node") != "<none>":
             detail["node"] = cell("node")
             nodes.add(cell("node"))
+        restarts = count_of(m.group(1))
+        if restarts is None:
+            diags.append(Diagnostic(source, f"{name}: RESTARTS {m.group(1)[:30]!r} is not a "
+                                    "count a store can hold: not counted", lineno))
         records.append(RestartRecord(t=t, kind="pod", name=f"{ns}/{name}" if ns else name,
-                                     restarts=int(m.group(1)), state=cell("status"),
+                                     restarts=restarts, state=cell("status"),
                                      detail=detail))
     _several_nodes(nodes, diags, source)
     return records, diags
@@ -117,10 +121,24 @@ def _pod_records(pod: Any, t: float, i: int, diags: list[Diagnostic]) -> list[Re
     started = _epoch(status.get("startTime"))
     out = []
     for key in ("initContainerStatuses", "containerStatuses"):
-        for cs in status.get(key) or []:
+        listed = status.get(key)
+        if listed is None:
+            continue
+        if not isinstance(listed, list):
+            diags.append(Diagnostic("kubectl get pods", f"items[{i}] ({base}): {key} is not "
+                                    "a list: its containers are not read"))
+            continue
+        for cs in listed:
             if not isinstance(cs, dict) or not isinstance(cs.get("name"), str):
                 continue
             n = cs.get("restartCount")
+            if isinstance(n, bool) or not isinstance(n, int) or n < 0:
+                n = None
+            elif int64(n) is None:
+                diags.append(Diagnostic("kubectl get pods", f"items[{i}] ({base}/{cs['name']}):"
+                                        " restartCount is not a count a store can hold: not "
+                                        "counted"))
+                n = None
             detail: dict[str, Any] = {"source": "kubectl", "phase": status.get("phase")}
             if started is not None:
                 detail["counted_since"] = started  # restartCount counts from the pod's start
@@ -136,8 +154,7 @@ def _pod_records(pod: Any, t: float, i: int, diags: list[Diagnostic]) -> list[Re
                            if isinstance(last.get(k), str | int)}
             out.append(RestartRecord(
                 t=t, kind="container", name=f"{base}/{cs['name']}",
-                restarts=n if isinstance(n, int) and not isinstance(n, bool) and n >= 0
-                else None,
+                restarts=n,
                 state=_state(cs.get("state")), cgroup=f"pod{uid}" if uid else None,
                 detail=detail))
     return out
@@ -202,7 +219,7 @@ def _rfc1123(text: str) -> float | None:
 
     try:
         t = parsedate_to_datetime(text.strip())
-    except (TypeError, ValueError, IndexError):
+    except (TypeError, ValueError, IndexError, OverflowError):  # a 20-digit day or hour
         return None
     return t.timestamp() if t.tzinfo is not None and 0 < t.timestamp() < 4.1e9 else None
 
@@ -284,7 +301,7 @@ def _describe_record(pod: dict[str, str], c: dict[str, Any], t: float) -> Restar
         detail["ids"] = [cid.group(1)]
     if c.get("Last State") == "Terminated":
         code = c.get("Last State/Exit Code", "")
-        if code.lstrip("-").isdigit():
+        if code.lstrip("-").isdigit() and len(code) < 12:
             detail["exitCode"] = int(code)
         for k, out in (("Reason", "reason"), ("Finished", "finishedAt")):
             if c.get(f"Last State/{k}"):

@@ -21,3 +21,24 @@ def json_text(data: str | bytes, diags: list[Diagnostic] | None = None,
         diags.append(Diagnostic(source, "a string holds a lone surrogate (not valid Unicode): "
                                 "kept, with it written as \\udXXX"))
     return valid
+
+
+# SQLite's INTEGER is a signed 64-bit number. No kernel or runtime counter reaches it; one
+# saved number past it (a damaged or hostile file) must cost its record, never the file.
+INT64_MAX = (1 << 63) - 1
+_INT64_DIGITS = len(str(INT64_MAX))
+
+
+def int64(value: int) -> int | None:
+    """`value` when a store can hold it, else None."""
+    return value if -INT64_MAX - 1 <= value <= INT64_MAX else None
+
+
+def count_of(text: str) -> int | None:
+    """A non-negative ASCII decimal a store can hold, else None (`²`, `٣`, or too many
+    digits: int() of thousands of them raises, past 19 it cannot be stored)."""
+    if not (text.isascii() and text.isdigit()):
+        return None
+    if len(text) < _INT64_DIGITS:  # every count a parser meets: no bound to check
+        return int(text)
+    return int64(int(text)) if len(text.lstrip("0")) <= _INT64_DIGITS else None

@@ -23,7 +23,7 @@ from corescope.rootfs import Root
 from corescope.runner import Runner, RunResult, ToolMissing
 from corescope.sources.artifacts.dates import EPOCH_MAX
 from corescope.sources.kmsg import journal_objects
-from corescope.sources.text import as_text, json_text
+from corescope.sources.text import as_text, count_of, int64, json_text
 
 RESTART_MESSAGE_ID = "5eb03494b6584870a536b337290809b3"
 SYSTEMCTL_PROPS = ("Id", "NRestarts", "SubState", "ActiveState", "Result", "ControlGroup",
@@ -45,13 +45,19 @@ def _str(d: dict[str, Any], key: str, default: str = "") -> str:
 
 
 def _int(value: Any) -> int | None:
+    """A count (a JSON number or a string of digits) a store can hold, else None."""
     if isinstance(value, bool):
         return None
     if isinstance(value, int):
-        return value if value >= 0 else None
-    if isinstance(value, str) and value.strip().isdigit():
-        return int(value.strip())
+        return int64(value) if value >= 0 else None
+    if isinstance(value, str):
+        return count_of(value.strip())
     return None
+
+
+def _unreadable(raw: Any, parsed: int | None) -> bool:
+    """A value was given but is no count (a word, a negative or out-of-range number)."""
+    return parsed is None and raw not in (None, "", "[not set]")
 
 
 # --- systemctl show ------------------------------------------------------------------------
@@ -74,7 +80,7 @@ def parse_systemctl_show(text: str | bytes, t: float = 0.0, source: str = "syste
             diags.append(Diagnostic(source, "block without Id", start))
             return
         n = _int(block.get("NRestarts", ""))
-        if "NRestarts" in block and n is None and block["NRestarts"] not in ("", "[not set]"):
+        if _unreadable(block.get("NRestarts"), n):
             diags.append(Diagnostic(source, f"{unit}: unreadable NRestarts "
                                     f"{block['NRestarts'][:30]!r}", start))
         cg = block.get("ControlGroup") or None
@@ -155,11 +161,15 @@ def parse_journal_restarts(text: str | bytes, source: str = "journalctl -o json"
         n = _int(_field(entry, "N_RESTARTS"))
         if n is None:
             m = _COUNTER.search(msg)
-            n = int(m.group(1)) if m else None
-        ts = _int(_field(entry, "__REALTIME_TIMESTAMP"))
-        if ts is not None and not 0 < ts <= EPOCH_MAX * 1e6:
+            n = count_of(m.group(1)) if m else None
+        if n is None and (_field(entry, "N_RESTARTS") or _COUNTER.search(msg)):
+            diags.append(Diagnostic(source, f"restart entry {k} of {unit}: unreadable restart "
+                                    "counter (not a count a store can hold)"))
+        raw_ts = _field(entry, "__REALTIME_TIMESTAMP")
+        ts = _int(raw_ts)
+        if _unreadable(raw_ts, ts) or (ts is not None and not 0 < ts <= EPOCH_MAX * 1e6):
             diags.append(Diagnostic(source, f"restart entry of {unit} has no readable time "
-                                    f"(__REALTIME_TIMESTAMP {str(ts)[:24]})"))
+                                    f"(__REALTIME_TIMESTAMP {str(raw_ts)[:24]})"))
             ts = None
         out.append(JournalRestart(ts / 1e6 if ts is not None else 0.0, unit, n, msg))
     return out, diags
@@ -204,6 +214,11 @@ def _crictl_records(items: list[Any], t: float, source: str, diags: list[Diagnos
         uid = labels.get("io.kubernetes.pod.uid")
         attempt = _int(meta.get("attempt"))
         rc = _int(ann.get(RESTART_ANNOTATION))
+        for what, raw, got in (("attempt", meta.get("attempt"), attempt),
+                               (RESTART_ANNOTATION, ann.get(RESTART_ANNOTATION), rc)):
+            if _unreadable(raw, got):
+                diags.append(Diagnostic(source, f"containers[{i}] ({name}): unreadable "
+                                        f"{what} {str(raw)[:30]!r}"))
         count = max((x for x in (attempt, rc) if x is not None), default=None)
         key = (str(uid or c.get("podSandboxId") or ""), name)
         entry = best.setdefault(key, {
@@ -307,8 +322,8 @@ def parse_crictl_table(text: str | bytes, t: float = 0.0, source: str = "crictl 
         def cell(f: str, cells: list[str] = cells) -> str:
             return cells[at[f]] if f in at else ""
 
-        name, attempt = cell("name"), cell("attempt")
-        if not name or not attempt.isdigit():
+        name, attempt = cell("name"), count_of(cell("attempt"))
+        if not name or attempt is None:
             diags.append(Diagnostic(source, f"unreadable row: {line[:80]!r}", lineno))
             continue
         state = cell("state").upper()
@@ -317,7 +332,7 @@ def parse_crictl_table(text: str | bytes, t: float = 0.0, source: str = "crictl 
                   if v and v != "unknown"}  # crictl prints `unknown` for a missing label
         items.append({
             "id": cell("id"), "podSandboxId": cell("pod_id"),
-            "metadata": {"name": name, "attempt": int(attempt)}, "labels": labels,
+            "metadata": {"name": name, "attempt": attempt}, "labels": labels,
             "state": state if state.startswith("CONTAINER_") else f"CONTAINER_{state}",
             # crictl lists the newest first: the first row of a container is its state now
             # (rows created in the same second keep that order: the first wins a tie)
@@ -331,7 +346,7 @@ def parse_crictl_table(text: str | bytes, t: float = 0.0, source: str = "crictl 
 AGO_BASE = 10**12
 # go-units HumanDuration, as crictl's CREATED prints it with " ago"
 _AGO = re.compile(r"^(?:(less than a second)|(about a minute)|(about an hour)|"
-                  r"(\d+) (second|minute|hour|day|week|month|year)s?) ago$", re.IGNORECASE)
+                  r"(\d{1,12}) (second|minute|hour|day|week|month|year)s?) ago$", re.IGNORECASE)
 _AGO_S = {"second": 1, "minute": 60, "hour": 3600, "day": 86400, "week": 7 * 86400,
           "month": 30 * 86400, "year": 365 * 86400}
 
@@ -365,7 +380,7 @@ class DockerPs:
     exit_code: int | None = None
 
 
-_STATUS_CODE = re.compile(r"^(?:Exited|Restarting) \((-?\d+)\)")
+_STATUS_CODE = re.compile(r"^(?:Exited|Restarting) \((-?\d{1,10})\)")
 
 
 def _state_of(status: str) -> str:
@@ -514,9 +529,13 @@ def parse_docker_inspect(text: str | bytes, t: float = 0.0, source: str = "docke
         created = rfc3339(c.get("Created"))
         if created is not None:
             detail["counted_since"] = created  # RestartCount counts from the creation
+        restarts = _int(c.get("RestartCount"))
+        if _unreadable(c.get("RestartCount"), restarts):
+            diags.append(Diagnostic(source, f"[{i}] ({name}): unreadable RestartCount "
+                                    f"{str(c.get('RestartCount'))[:30]!r}"))
         out.append(RestartRecord(
             t=t, kind="docker-container", name=name.lstrip("/") or c["Id"][:12],
-            restarts=_int(c.get("RestartCount")),
+            restarts=restarts,
             state=_str(st, "Status"),
             cgroup=c["Id"],
             detail=detail,
