@@ -179,6 +179,7 @@ def read_events(store: Store, t0: float, t1: float, kinds: Sequence[str] | None 
     # row by row from the cursor: a window of a million lines never holds its rows and its
     # events at once
     with store.lock:
+        store.check_mapped()  # the recorder's diagnosis thread reads here: no SIGBUS
         return [_event(r) for r in store.conn.execute(sql, params)]
 
 
@@ -188,6 +189,7 @@ def read_focused(store: Store, t0: float, t1: float, budget: EventBudget | None
     cursor: the lines left out are counted, never held."""
     sql = f"SELECT {_COLS} FROM kernel_events WHERE time >= ? AND time <= ? ORDER BY time, id"
     with store.lock:
+        store.check_mapped()
         return focus((_event(r) for r in store.conn.execute(sql, (t0, t1))), budget)
 
 
