@@ -214,7 +214,8 @@ def test_store_api_text_chunk_reads_like_a_recorded_one(tmp_path: Path):
         assert got.kind == "perf_script" and got.clock == "boot" and got.cpus == (0, 1)
         assert got.samples == len(ts) and got.chunk is not None
         c = got.chunk
-        assert c.format == "text" and c.wall_start == pytest.approx(ts[0] + BOOT_TIME)
+        # timed perf script text is imported as columns, parsed in the pass that counts it
+        assert c.format == "columns" and c.wall_start == pytest.approx(ts[0] + BOOT_TIME)
         path = tmp_path / "s" / c.path
         assert stat.S_IMODE(path.stat().st_mode) == 0o600
         lo = BOOT_TIME + ts[10]
@@ -233,7 +234,6 @@ def test_store_api_text_chunk_reads_like_a_recorded_one(tmp_path: Path):
                                 perf_end=2.0, clock_offset=0.0, samples=1)
         # a failed or abandoned writer leaves no file behind
         names = {p.name for p in (tmp_path / "s" / "profiles").iterdir()}
-        # the query above turned the first chunk into columns (see profile_columns)
         now = ring.all_chunks(store)
         assert sorted(x.format for x in now) == ["columns", "text"]
         assert names == {x.path.split("/")[-1] for x in now}
@@ -278,3 +278,45 @@ def test_ring_status_needs_perf_only_for_raw_perf_data_chunks(tmp_path: Path):
                                                   path="profiles/chunk-1.perf.zst"))
         st = ev._ring_status()
         assert not st.ok and "perf.data chunks need perf script" in st.detail
+
+
+@pytest.mark.parametrize("name", ["spin_boot_ring.txt", "spin_realtime_default.txt",
+                                  "two_events_default.txt", "inlined.txt", "garbage.txt",
+                                  "task_events.txt", "fields_tid_time.txt",
+                                  "variant_symoff.txt", "nocpu_default.txt"])
+def test_imported_columns_count_as_the_text_does(tmp_path: Path, name: str):
+    """Timed perf script text is imported as a column chunk, parsed once; every count of a
+    flame over it (stacks with pids and tids, weights, events, idle, times) is what reading
+    the same text from a text chunk gives."""
+    from corescope.evidence.ring_profile import ring_profile
+
+    path = FIX / name
+    with Store.open(tmp_path / "s") as store:
+        got = import_input(store, path)
+        assert got.chunk is not None and got.chunk.format == "columns"
+        c = got.chunk
+        text = ring.add_text_chunk(store, path.read_text(errors="replace"),
+                                   clockid=c.clockid, perf_start=c.perf_start,
+                                   perf_end=c.perf_end, clock_offset=c.clock_offset,
+                                   samples=c.samples, hz=c.hz)
+        for weight in ("period", "samples"):
+            profs = [ring_profile(store, Runner(), 0.0, 0.0, chunks=[chunk], whole=True,
+                                  migrate=False, include_idle=True, weight=weight,
+                                  by_thread=True) for chunk in (c, text)]
+            a, b = ({"stacks": p.folded(with_pid=True), "threads": p.folded(with_tid=True),
+                     "plain": p.folded(), "samples": p.samples, "idle": p.idle_samples,
+                     "weight": p.total_weight, "events": dict(p.events),
+                     "span": (p.first_time, p.last_time)} for p in profs)
+            assert a == b
+
+
+def test_untimed_text_is_imported_as_text(tmp_path: Path):
+    """perf script -F without `time`: no column chunk (those are placed in time), the text
+    kept whole."""
+    path = FIX / "fields_comm_tid.txt"
+    with Store.open(tmp_path / "s") as store:
+        got = import_input(store, path)
+        assert got.chunk is not None and got.chunk.format == "text" and got.chunk.untimed
+        with zstandard.open(tmp_path / "s" / got.chunk.path, "rt") as f:
+            assert f.read() == path.read_text()
+        assert len(os.listdir(tmp_path / "s" / "profiles")) == 1

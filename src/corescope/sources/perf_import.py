@@ -21,7 +21,7 @@ import os
 import stat
 import sys
 from collections import Counter
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import BinaryIO, cast
@@ -215,10 +215,11 @@ def chunk_clock(got: Imported, boot_time: float | None) -> tuple[str, float]:
     return UNANCHORED, 0.0
 
 
-def scan(blocks: Iterable[str], kind: str, name: str,
-         diags: list[Diagnostic]) -> Imported:
+def scan(blocks: Iterable[str], kind: str, name: str, diags: list[Diagnostic],
+         sink: Callable[[perf_script.Batch], object] | None = None) -> Imported:
     """What `perf script` text ("perf_script") or folded stacks ("folded") hold: samples,
-    time span and clock, CPUs, events, rate. Pure: nothing is written."""
+    time span and clock, CPUs, events, rate. Pure: nothing is written. `sink`: for `perf
+    script` text, handed its samples a batch at a time, read in the same pass."""
     blocks = iter(blocks)
     first_block = next(blocks, "")
     got = Imported(name, kind)
@@ -226,8 +227,8 @@ def scan(blocks: Iterable[str], kind: str, name: str,
     if kind == "perf_script":
         got.layout = perf_script.layout_of_text(first_block)
         got.hz = _hz_from(first_block, got.layout)
-        # the import needs no stacks: a summary read from the header lines
-        summary = perf_script.summarize_blocks(chained, diags, source=name)
+        # without a sink the import needs no stacks: a summary read from the header lines
+        summary = perf_script.summarize_blocks(chained, diags, source=name, sink=sink)
         got.samples, got.first, got.last = summary.samples, summary.first, summary.last
         got.layout = summary.layout
         got.cpus = tuple(sorted(summary.cpus))

@@ -16,7 +16,7 @@ import math
 import re
 import sys
 from collections import Counter
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 
 from corescope.model.common import Diagnostic
@@ -612,27 +612,82 @@ def parse_blocks(
     speed: callers still filter what they get). `layout`: settled from the first lines
     unless given."""
     diags = diagnostics if diagnostics is not None else []
+    for part in _parts(blocks, diags, source, cpu, times, layout):
+        yield from part.samples() if isinstance(part, Batch) else part
+
+
+def parse_batches(blocks: Iterable[str], diagnostics: list[Diagnostic] | None = None,
+                  source: str = SOURCE, layout: Layout | None = None) -> Iterator[Batch]:
+    """`parse_blocks`' samples (and notes) a run of records at a time, as columns: the
+    well-formed blocks never become one object per sample (a column chunk and a summary
+    take them so)."""
+    diags = diagnostics if diagnostics is not None else []
+    for part in _parts(blocks, diags, source, None, None, layout):
+        got = part if isinstance(part, Batch) else Batch.of(part)
+        if len(got):
+            yield got
+
+
+def _parts(blocks: Iterable[str], diags: list[Diagnostic], source: str, cpu: int | None,
+           times: tuple[float, float] | None, layout: Layout | None
+           ) -> Iterator[Batch | Iterator[StackSample]]:
+    """The samples of each run of records: a Batch for a plain block, else the careful
+    path's samples one by one (to be used up before the next part: they share the notes)."""
     blocks, lay = _settle(blocks, layout)
     cache = _FrameCache()
     want = None if cpu is None else str(int(cpu))
     side: Counter[str] = Counter()
     for text, base, whole in _whole_records(blocks):
         if whole:
-            yield from _records(text, base, cache, diags, source, want, times, side, lay)
+            fast = _fast_batch(text, cache, want, times, lay)
+            yield fast if fast is not None else _careful(text, base, cache, diags, source,
+                                                         want, side, lay)
         elif text.strip():
             # input that ends without a blank line: the careful path says what was cut short
-            yield from parse(text.splitlines(), diags, source, base, side, lay)
+            yield parse(text.splitlines(), diags, source, base, side, lay)
     if side:
         diags.append(Diagnostic(source, sideband_note(side)))
 
 
-def _fast_records(text: str, cache: _FrameCache, cpu: str | None,
-                  times: tuple[float, float] | None = None,
-                  layout: Layout = GENERIC) -> list[StackSample] | None:
+@dataclass(slots=True)
+class Batch:
+    """The samples of a run of records as columns, one list per StackSample field (a perf
+    script sample's count is always 1)."""
+
+    comm: list[str]
+    pid: list[int]
+    tid: list[int]
+    cpu: list[int | None]
+    time: list[float | None]
+    event: list[str]
+    frames: list[tuple[Frame, ...]]
+    period: list[int | None]
+    pid_known: list[bool]
+
+    def __len__(self) -> int:
+        return len(self.comm)
+
+    def samples(self) -> list[StackSample]:
+        return list(map(StackSample, self.comm, self.pid, self.tid, self.cpu, self.time,
+                        self.event, self.frames, itertools.repeat(1), self.period,
+                        self.pid_known))
+
+    @classmethod
+    def of(cls, samples: Iterable[StackSample]) -> Batch:
+        got = list(samples)
+        return cls([s.comm for s in got], [s.pid for s in got], [s.tid for s in got],
+                   [s.cpu for s in got], [s.time for s in got], [s.event for s in got],
+                   [s.frames for s in got], [s.period for s in got],
+                   [s.pid_known for s in got])
+
+
+def _fast_batch(text: str, cache: _FrameCache, cpu: str | None,
+                times: tuple[float, float] | None = None,
+                layout: Layout = GENERIC) -> Batch | None:
     """The samples of a block of plain records (see _clean_rows) of CPU `cpu` and timed in
     [lo, hi) when those are given, or None when the block is not plain. Built a column at a
-    time (map over the header fields, the stacks looked up together): the per-record work in
-    Python is the sample object alone."""
+    time (map over the header fields, the stacks looked up together): nothing in Python
+    runs once per record."""
     rows = _clean_rows(text, layout)
     if rows is None:
         return None
@@ -645,7 +700,7 @@ def _fast_records(text: str, cache: _FrameCache, cpu: str | None,
                 if (want is None or not c or c.lstrip("0") == want)
                 and (times is None or (t and lo <= float(t) < hi))]
         if not keep:
-            return []
+            return Batch([], [], [], [], [], [], [], [], [])
     recs = text.split("\n\n")
     if len(recs) != len(rows):
         return None
@@ -657,33 +712,30 @@ def _fast_records(text: str, cache: _FrameCache, cpu: str | None,
     comm_col = list(map(str.strip, comms))
     if "" in comm_col:
         comm_col = [c or NO_COMM for c in comm_col]
-    pid_col = _ints(pids, NO_PID)
+    pid_col: list[int] = [int(x) if x else NO_PID for x in pids] if "" in pids else \
+        list(map(int, pids))
     if "" in tids:
         tid_col = [int(t) if t else p for t, p in zip(tids, pid_col, strict=True)]
     else:
         tid_col = list(map(int, tids))
-    time_col = [float(t) if t else None for t in stamps] if "" in stamps else \
-        list(map(float, stamps))
-    return list(map(StackSample, comm_col, pid_col, tid_col, _ints(cpus, None), time_col,
-                    events, frames, itertools.repeat(1), _ints(periods, None),
-                    map(bool, tids)))
+    time_col: list[float | None] = [float(t) if t else None for t in stamps] \
+        if "" in stamps else list(map(float, stamps))
+    return Batch(comm_col, pid_col, tid_col, _ints(cpus), time_col, list(events),
+                 frames, _ints(periods), list(map(bool, tids)))
 
 
-def _ints(col: tuple[str, ...], none: int | None) -> list[int | None]:
-    """int() of each field, `none` for the fields the header leaves out ("")."""
+def _ints(col: tuple[str, ...]) -> list[int | None]:
+    """int() of each field, None for the fields the header leaves out ("")."""
     if "" in col:
-        return [int(x) if x else none for x in col]
+        return [int(x) if x else None for x in col]
     return list(map(int, col))
 
 
-def _records(text: str, base: int, cache: _FrameCache, diags: list[Diagnostic],
-             source: str, cpu: str | None = None,
-             times: tuple[float, float] | None = None, side: Counter[str] | None = None,
+def _careful(text: str, base: int, cache: _FrameCache, diags: list[Diagnostic],
+             source: str, cpu: str | None = None, side: Counter[str] | None = None,
              layout: Layout = GENERIC) -> Iterator[StackSample]:
-    fast = _fast_records(text, cache, cpu, times, layout)
-    if fast is not None:
-        yield from fast
-        return
+    """The samples of whole records that are not all plain, record by record (the line
+    parser for any record the header pattern does not read)."""
     pos = 0  # where the current record starts in `text`
     counted, line = 0, base  # line numbers are counted lazily, only when a note needs one
 
@@ -767,6 +819,12 @@ class Summary:
         self.cpus.update(int(c) for c in set(cpus) if c)
         self._times(list(map(float, filter(None, times))))
 
+    def add_batch(self, b: Batch) -> None:
+        self.samples += len(b)
+        self.events.update(b.event)
+        self.cpus.update(c for c in set(b.cpu) if c is not None)
+        self._times([t for t in b.time if t is not None])
+
     def _times(self, ts: list[float]) -> None:
         if not ts:
             return
@@ -783,12 +841,20 @@ class Summary:
 
 
 def summarize_blocks(blocks: Iterable[str], diagnostics: list[Diagnostic] | None = None,
-                     source: str = SOURCE) -> Summary:
+                     source: str = SOURCE, sink: Callable[[Batch], object] | None = None
+                     ) -> Summary:
     """What `parse_blocks` would yield, summed (samples, time span, CPUs, events) with the
-    same notes, without building a stack: plain blocks are read from their header lines."""
+    same notes, without building a stack: plain blocks are read from their header lines.
+    With `sink`, the stacks are read too and every batch of samples handed to it: one pass
+    for a caller that keeps them (an import into columns)."""
     diags = diagnostics if diagnostics is not None else []
     blocks, lay = _settle(blocks, None)
     got = Summary(layout=lay)
+    if sink is not None:
+        for batch in parse_batches(blocks, diags, source, lay):
+            got.add_batch(batch)
+            sink(batch)
+        return got
     cache = _FrameCache()
     side: Counter[str] = Counter()
     for text, base, whole in _whole_records(blocks):
@@ -797,7 +863,7 @@ def summarize_blocks(blocks: Iterable[str], diagnostics: list[Diagnostic] | None
             if rows is not None:
                 got.add_rows(rows)
                 continue
-            for s in _records(text, base, cache, diags, source, side=side, layout=lay):
+            for s in _careful(text, base, cache, diags, source, side=side, layout=lay):
                 got.add(s)
         elif text.strip():
             for s in parse(text.splitlines(), diags, source, base, side, lay):

@@ -28,7 +28,7 @@ import struct
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import zstandard
@@ -37,6 +37,9 @@ from corescope.errors import StoreFault
 from corescope.model.common import Diagnostic
 from corescope.model.profiles import Frame, StackSample
 from corescope.store.profiles import COLUMNS_SUFFIX
+
+if TYPE_CHECKING:
+    from corescope.sources.perf_script import Batch
 
 MAGIC = b"CSCOLS1\n"
 SUFFIX = COLUMNS_SUFFIX
@@ -85,13 +88,15 @@ class ColumnsBuilder:
                                      int(f.kernel) | int(f.inlined) << 1))
         return i
 
-    def add(self, s: StackSample) -> None:
-        key = (s.comm, s.frames)
+    def _stack(self, key: tuple[str, tuple[Frame, ...]]) -> int:
         sid = self._stacks.get(key)
         if sid is None:
             sid = self._stacks[key] = len(self._stack_rows)
-            self._stack_rows.append((self._str(s.comm), [self._frame(f) for f in s.frames]))
-        self.stack_ids.append(sid)
+            self._stack_rows.append((self._str(key[0]), [self._frame(f) for f in key[1]]))
+        return sid
+
+    def add(self, s: StackSample) -> None:
+        self.stack_ids.append(self._stack((s.comm, s.frames)))
         self.times.append(np.nan if s.time is None else s.time)
         self.cpus.append(-1 if s.cpu is None else s.cpu)
         self.pids.append(s.pid)
@@ -101,6 +106,26 @@ class ColumnsBuilder:
         self.periods.append(-1 if s.period is None else s.period)
         self.pid_known.append(s.pid_known)
         self.events.append(self._str(s.event))
+
+    def add_batch(self, b: Batch) -> None:
+        """`add` of each sample of a parsed batch (perf_script.Batch), a column at a time:
+        the import of a `perf script` file makes no object per sample."""
+        keys = list(zip(b.comm, b.frames, strict=True))
+        sids = list(map(self._stacks.get, keys))
+        if None in sids:
+            sids = [self._stack(k) if i is None else i for k, i in zip(keys, sids, strict=True)]
+        self.stack_ids += sids  # type: ignore[arg-type]
+        self.times += [np.nan if t is None else t for t in b.time] if None in b.time else \
+            b.time  # type: ignore[arg-type]
+        self.cpus += [-1 if c is None else c for c in b.cpu] if None in b.cpu else \
+            b.cpu  # type: ignore[arg-type]
+        self.pids += b.pid
+        self.tids += b.tid
+        self.counts += [1] * len(b)
+        self.weights += [p if p else 1 for p in b.period]
+        self.periods += [-1 if p is None else p for p in b.period]
+        self.pid_known += b.pid_known
+        self.events += [self._str(e) for e in b.event]
 
     def extend(self, samples: Iterable[StackSample]) -> ColumnsBuilder:
         for s in samples:

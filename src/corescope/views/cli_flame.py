@@ -126,7 +126,7 @@ def _open_source(obj: CliContext, inputs: tuple[str, ...], boot_time: float | No
         src.close()
         fail("no samples in the --perf-script input" +
              (f" ({'; '.join(skipped[:3])})" if skipped else ""))
-    timed = {c.anchored for c in chunks if c.format == "text" and not c.untimed}
+    timed = {c.anchored for c in chunks if c.format in ("text", "columns") and not c.untimed}
     if len(timed) > 1:
         diags.append(Diagnostic("--perf-script", "inputs mix wall-clock and boot-relative "
                                 "times: give --boot-time to put them on one clock"))
