@@ -5,16 +5,21 @@ on the same file, in one run, interleaved, medians (issue 22, goal: corescope >=
 
 Without --file, a real system-wide capture is made here (`perf record -e cpu-clock -a -g`
 with a burner for stack variety) and printed with plain `perf script` (default fields: the
-period is printed). Three figures per run:
+period is printed). Figures per run:
   - stackcollapse-perf.pl --kernel FILE (perl, output discarded);
   - `corescope flame --perf-script FILE --format folded --include-idle` end to end (a fresh
-    Python: start-up, the import into a temporary ring, the query, the fold);
-  - the parser alone in this process (perf_script.parse_blocks into a Profile by period).
-The folded outputs are compared first (sorted), so the speed is of the same answer."""
+    Python: start-up, the import into a temporary ring, which parses the file once into a
+    column chunk, the query on its columns, the fold);
+  - in this process: the import's parse alone (perf_script.parse_batches), and the sample
+    parser the ring's text chunks go through (parse_blocks into a Profile by period).
+Both wall time and CPU time (user + system of the child) are timed: on a machine shared
+with other work the CPU ratio moves less. The folded outputs are compared first (sorted),
+so the speed is of the same answer."""
 
 from __future__ import annotations
 
 import argparse
+import resource
 import statistics
 import subprocess
 import sys
@@ -33,6 +38,17 @@ def timed(fn: Callable[[], object]) -> float:
     t0 = time.perf_counter()
     fn()
     return time.perf_counter() - t0
+
+
+def child(argv: list[str]) -> tuple[float, float]:
+    """(wall, CPU) seconds of one run of argv, its output discarded."""
+    r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
+    t0 = time.perf_counter()
+    subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True,
+                   env=env())
+    wall = time.perf_counter() - t0
+    r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return wall, (r1.ru_utime - r0.ru_utime) + (r1.ru_stime - r0.ru_stime)
 
 
 def folded_lines(text: str) -> list[str]:
@@ -69,32 +85,37 @@ def main() -> None:
         blocks = [text[i : i + BLOCK] for i in range(0, len(text), BLOCK)]
         n = {"samples": 0}
 
-        def parse_only() -> None:
+        def batches_only() -> None:
+            n["samples"] = sum(len(x) for x in perf_script.parse_batches(blocks))
+
+        def samples_and_fold() -> None:
             prof = Profile(include_idle=True, weight="period")
             for s in perf_script.parse_blocks(blocks):
                 prof.add(s)
-            n["samples"] = prof.samples
 
-        def run(argv: list[str]) -> Callable[[], object]:
-            return lambda: subprocess.run(argv, stdout=subprocess.DEVNULL,
-                                          stderr=subprocess.DEVNULL, check=True, env=env())
-
-        refs, mine, parse = [], [], []
+        refs, mine, batch, parse = [], [], [], []
         for _ in range(args.runs):  # interleaved: drift on a shared machine hits all alike
-            refs.append(timed(run(ref_argv)))
-            mine.append(timed(run(ours_argv)))
-            parse.append(timed(parse_only))
-        r, m, p = (statistics.median(x) for x in (refs, mine, parse))
-        speed = statistics.median(x / y for x, y in zip(refs, mine, strict=True))
-        pspeed = statistics.median(x / y for x, y in zip(refs, parse, strict=True))
+            refs.append(child(ref_argv))
+            mine.append(child(ours_argv))
+            batch.append(timed(batches_only))
+            parse.append(timed(samples_and_fold))
+        r_wall, r_cpu = (statistics.median(x) for x in zip(*refs, strict=True))
+        m_wall, m_cpu = (statistics.median(x) for x in zip(*mine, strict=True))
+        speed = statistics.median(x[0] / y[0] for x, y in zip(refs, mine, strict=True))
+        cspeed = statistics.median(x[1] / y[1] for x, y in zip(refs, mine, strict=True))
+        bt, pt = statistics.median(batch), statistics.median(parse)
         size = path.stat().st_size
         print(f"file: {size / 1e6:.1f} MB, {n['samples']} samples; folded lines "
               f"{len(b)} (stackcollapse {len(a)}, {differ} differ: see docs/perf-script.md)")
-        print(f"stackcollapse-perf.pl --kernel:      {r * 1000:8.1f} ms (median of {args.runs})")
-        print(f"corescope flame --format folded:     {m * 1000:8.1f} ms   speed-up "
-              f"{speed:5.2f}x (goal >= 2)")
-        print(f"parser + fold alone (in process):    {p * 1000:8.1f} ms   speed-up "
-              f"{pspeed:5.2f}x")
+        print(f"stackcollapse-perf.pl --kernel:      {r_wall * 1000:8.1f} ms wall, "
+              f"{r_cpu * 1000:8.1f} ms CPU (medians of {args.runs})")
+        print(f"corescope flame --format folded:     {m_wall * 1000:8.1f} ms wall, "
+              f"{m_cpu * 1000:8.1f} ms CPU   speed-up {speed:5.2f}x wall, {cspeed:5.2f}x CPU "
+              "(goal >= 2)")
+        print(f"the import's parse (parse_batches):  {bt * 1000:8.1f} ms   "
+              f"({r_wall / bt:5.2f}x stackcollapse's wall)")
+        print(f"parse_blocks + Profile.add (text):   {pt * 1000:8.1f} ms   "
+              f"({r_wall / pt:5.2f}x)")
 
 
 if __name__ == "__main__":

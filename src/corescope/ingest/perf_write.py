@@ -81,7 +81,8 @@ def import_input(store: Store, source: str | Path | BinaryIO, name: str | None =
         def tee() -> Iterator[str]:
             for block in opened.blocks:
                 if timed[0]:
-                    raw[0] += len(block.encode("utf-8", "surrogateescape"))
+                    raw[0] += len(block) if block.isascii() else \
+                        len(block.encode("utf-8", "surrogateescape"))
                 else:
                     w.write(block)  # text is kept only until it proves to be timed
                 yield block

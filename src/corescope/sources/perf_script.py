@@ -181,12 +181,30 @@ class _FrameCache:
         return frames
 
     def bodies_of(self, bodies: list[str]) -> list[tuple[Frame, ...]]:
-        """`body` of each, the known ones looked up in one pass."""
-        got = list(map(self.bodies.get, bodies))
-        for i, g in enumerate(got):
-            if g is None:
-                got[i] = self.body(bodies[i])
-        return got  # type: ignore[return-value]
+        """`body` of each: the known ones looked up in one pass, the new ones split into
+        lines all together (one join, one split, one lookup pass) and cut back by their
+        line counts."""
+        known = self.bodies
+        got = list(map(known.get, bodies))
+        if None not in got:
+            return got  # type: ignore[return-value]
+        new = list(dict.fromkeys(b for b, g in zip(bodies, got, strict=True) if g is None))
+        lines = "\n".join(new).split("\n")
+        frames = list(map(self.lines.get, lines))
+        if None in frames:
+            frames = [self.line(ln) if f is None else f
+                      for ln, f in zip(lines, frames, strict=True)]
+        made: dict[str, tuple[Frame, ...]] = {}
+        at = 0
+        flat = itertools.chain.from_iterable
+        for b in new:
+            k = b.count("\n") + 1
+            made[b] = tuple(flat(frames[at : at + k]))  # type: ignore[arg-type]
+            at += k
+        room = _BODY_CACHE_MAX - len(known)
+        if room > 0:
+            known.update(itertools.islice(made.items(), room))
+        return [made[b] if g is None else g for b, g in zip(bodies, got, strict=True)]
 
 
 _LINES_MAX = 200_000
