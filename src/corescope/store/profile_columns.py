@@ -28,7 +28,7 @@ import struct
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import numpy as np
 import zstandard
@@ -38,8 +38,22 @@ from corescope.model.common import Diagnostic
 from corescope.model.profiles import Frame, StackSample
 from corescope.store.profiles import COLUMNS_SUFFIX
 
-if TYPE_CHECKING:
-    from corescope.sources.perf_script import Batch
+
+class Batch(Protocol):
+    """Samples as columns, one list per StackSample field (perf_script.Batch: the store
+    takes it by shape, it never imports the sources)."""
+
+    comm: list[str]
+    pid: list[int]
+    tid: list[int]
+    cpu: list[int | None]
+    time: list[float | None]
+    event: list[str]
+    frames: list[tuple[Frame, ...]]
+    period: list[int | None]
+    pid_known: list[bool]
+
+    def __len__(self) -> int: ...
 
 MAGIC = b"CSCOLS1\n"
 SUFFIX = COLUMNS_SUFFIX
