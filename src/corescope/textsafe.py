@@ -1,9 +1,11 @@
 """Text made safe for a terminal, for every layer that prints: process names, kernel log
 lines and exception texts come from other users and from the kernel, so control characters
 in them must not reach a terminal raw. render.term builds its line printer on these; the
-recorder's own log uses them too."""
+recorder's own log and `record`'s messages use them too (the agent loads no renderer)."""
 
 from __future__ import annotations
+
+import click
 
 # C0 controls, DEL, C1 controls (0x9b is a one-byte CSI), and the Unicode characters that
 # reorder or break lines (bidi overrides, "Trojan Source"; line/paragraph separators), and
@@ -35,3 +37,9 @@ def clean_lines(text: object) -> str:
     """Multi-line text made safe for a terminal: newlines and tabs are kept, every other
     control character becomes a visible escape."""
     return str(text).translate(_LINES)
+
+
+def echo(text: object = "", err: bool = False) -> None:
+    """One line of human-readable output whose text may hold untrusted fields: a newline in a
+    name is escaped too, so no name can forge a line of its own."""
+    click.echo(clean(text), err=err)

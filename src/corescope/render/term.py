@@ -14,15 +14,9 @@ from typing import IO
 
 import click
 
-from corescope.textsafe import clean, clean_lines
+from corescope.textsafe import clean, clean_lines, echo
 
 __all__ = ["clean", "clean_lines", "echo", "use_color"]
-
-
-def echo(text: object = "", err: bool = False) -> None:
-    """One line of human-readable output whose text may hold untrusted fields: a newline in a
-    name is escaped too, so no name can forge a line of its own."""
-    click.echo(clean(text), err=err)
 
 
 def use_color(stream: IO | None = None) -> bool:

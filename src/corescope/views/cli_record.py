@@ -14,7 +14,6 @@ from corescope import sdnotify
 from corescope.model.common import Diagnostic
 from corescope.protect import MemoryGuard, protect
 from corescope.recorder import Recorder, build_sensors
-from corescope.render.term import echo
 from corescope.sensors import options
 from corescope.sensors.base import RecordOptions, SensorEnv, Tap, Taps
 from corescope.sensors.options import SensorOption
@@ -24,6 +23,7 @@ from corescope.store import retention
 from corescope.store.db import Store, StoreError, ensure_private_dir, move_aside
 from corescope.store.series_writer import InvalidSample, SeriesWriter
 from corescope.store.watch import GONE, REPLACED, StoreProblem
+from corescope.textsafe import echo
 from corescope.timeparse import format_duration
 from corescope.views.clitypes import (
     BYTES,
