@@ -19,7 +19,8 @@ from pathlib import Path
 
 from _common import REPO
 from corescope.analysis.classify import classify, grep_patterns
-from corescope.sources.kmsg import parse_dmesg, parse_kmsg_dump
+from corescope.sources.kmsg_records import parse_kmsg_dump
+from corescope.sources.kmsg_text import parse_dmesg
 
 FIX = REPO / "tests" / "fixtures" / "events"
 

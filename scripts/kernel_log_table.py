@@ -19,7 +19,8 @@ import time
 from pathlib import Path
 
 from corescope.analysis.classify import classify_saved_log
-from corescope.sources.kmsg import anchor_clock, parse_saved_log
+from corescope.sources.kmsg_clock import anchor_clock
+from corescope.sources.kmsg_saved import parse_saved_log
 
 FIELDS = ("iface", "queue", "cpu", "cpus", "pid", "comm", "cgroup", "container_id", "stage",
           "signal", "lines")

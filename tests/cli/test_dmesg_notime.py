@@ -3,7 +3,7 @@ fixtures are one real capture in two forms (tests/fixtures/artifacts/README.md).
 
 from __future__ import annotations
 
-from corescope.sources.kmsg import parse_dmesg
+from corescope.sources.kmsg_text import parse_dmesg
 from support import FIXTURES, run_cli_json
 
 ART = FIXTURES / "artifacts"

@@ -20,7 +20,7 @@ from corescope.lab.scenarios import KINDS, dmesg, generate, make_plan
 from corescope.lab.scenarios.stacks import WALKER_FAMILY
 from corescope.sources import perf_script
 from corescope.sources.interrupts import parse_proc_interrupts, queue_map
-from corescope.sources.kmsg import parse_saved_log
+from corescope.sources.kmsg_saved import parse_saved_log
 from corescope.sources.units import parse_crictl_ps, parse_systemctl_show
 from support import run_cli
 

@@ -11,7 +11,7 @@ import subprocess
 import pytest
 
 from corescope.analysis.classify import classify, grep_patterns
-from corescope.sources.kmsg import parse_dmesg
+from corescope.sources.kmsg_text import parse_dmesg
 from support import FIXTURES
 
 FIX = FIXTURES / "events"

@@ -7,7 +7,7 @@ import time
 
 from corescope.analysis.classify import classify_saved_log
 from corescope.model.events import KernelEvent
-from corescope.sources.kmsg import parse_saved_log
+from corescope.sources.kmsg_saved import parse_saved_log
 
 BOOT = 1_700_000_000.0  # the anchor a log without a wall clock is placed with
 

@@ -15,8 +15,8 @@ from hypothesis import strategies as st
 from corescope.analysis.usage import usage_of
 from corescope.sources.artifacts import kernel_log, sysstat, units
 from corescope.sources.artifacts.content import module_for, sniff
-from corescope.sources.kmsg import journal_monotonic as kernel_log_monotonic
-from corescope.sources.kmsg import parse_saved_log
+from corescope.sources.kmsg_saved import parse_saved_log
+from corescope.sources.kmsg_text import journal_monotonic as kernel_log_monotonic
 from corescope.sources.units import parse_journal_restarts
 from support import FIXTURES
 

@@ -10,7 +10,9 @@ from hypothesis import strategies as st
 
 from corescope.analysis.classify import classify, classify_record
 from corescope.model.events import KINDS, KmsgRecord
-from corescope.sources.kmsg import parse_dmesg, parse_journal_json, parse_kmsg_dump
+from corescope.sources.kmsg_records import parse_kmsg_dump
+from corescope.sources.kmsg_saved import parse_journal_json
+from corescope.sources.kmsg_text import parse_dmesg
 from support import FIXTURES
 
 FIX = FIXTURES / "events"

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from corescope.sources.artifacts import units
 from corescope.sources.artifacts.content import module_for, sniff
 from corescope.sources.journal_text import text_entries, text_form
-from corescope.sources.kmsg import journal_objects, parse_saved_log
+from corescope.sources.kmsg_saved import journal_objects, parse_saved_log
 from corescope.sources.units import parse_journal_restarts
 from support import FIXTURES
 

@@ -1,4 +1,4 @@
-"""sources/kmsg: /dev/kmsg records, saved logs, the reader over a fake descriptor, the clock."""
+"""sources/kmsg*: /dev/kmsg records, saved logs, the reader over a fake descriptor, the clock."""
 
 from __future__ import annotations
 
@@ -8,19 +8,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from corescope.sources.kmsg import (
-    ClockAnchor,
-    KmsgReader,
-    SkewBound,
-    anchor_clock,
-    parse_dmesg,
-    parse_journal_json,
-    parse_kmsg_dump,
-    parse_kmsg_record,
-    parse_saved_log,
-    unescape,
-    wall_times,
-)
+from corescope.sources.kmsg import KmsgReader
+from corescope.sources.kmsg_clock import ClockAnchor, SkewBound, anchor_clock, wall_times
+from corescope.sources.kmsg_records import parse_kmsg_dump, parse_kmsg_record, unescape
+from corescope.sources.kmsg_saved import parse_journal_json, parse_saved_log
+from corescope.sources.kmsg_text import parse_dmesg
 from support import FIXTURES
 
 FIX = FIXTURES / "events"

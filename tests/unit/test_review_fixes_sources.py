@@ -15,13 +15,10 @@ from corescope.runner import Runner
 from corescope.sensors import kmsg as kmsg_sensor
 from corescope.sensors.base import RecordOptions, SensorEnv
 from corescope.sources import boot, cgroups
-from corescope.sources.kmsg import (
-    anchor_clock,
-    parse_dmesg,
-    parse_journal_json,
-    parse_kmsg_record,
-    parse_saved_log,
-)
+from corescope.sources.kmsg_clock import anchor_clock
+from corescope.sources.kmsg_records import parse_kmsg_record
+from corescope.sources.kmsg_saved import parse_journal_json, parse_saved_log
+from corescope.sources.kmsg_text import parse_dmesg
 from corescope.views.cli import cli
 
 BID = "ce99e544-b9d9-455d-a5b1-83790e1aa6ff"

@@ -12,7 +12,8 @@ from corescope.evidence.merged import MergedEvidence
 from corescope.evidence.store import StoreEvidence
 from corescope.rootfs import Root
 from corescope.runner import Runner
-from corescope.sources.kmsg import anchor_clock, parse_kmsg_dump
+from corescope.sources.kmsg_clock import anchor_clock
+from corescope.sources.kmsg_records import parse_kmsg_dump
 from corescope.store import events as store_events
 from corescope.store.db import Store
 
@@ -27,7 +28,7 @@ def test_ring_records_the_store_holds_are_not_classified_and_the_rest_are_the_sa
     assert not diags and len(records) > 300
     anchor = anchor_clock(skew_s=SKEW)
     # both paths place the records with this one anchor (a new one reads the clocks again)
-    monkeypatch.setattr("corescope.sources.kmsg.anchor_clock", lambda skew_s: anchor)
+    monkeypatch.setattr("corescope.sources.kmsg_clock.anchor_clock", lambda skew_s: anchor)
     everything = [classify_record(r, anchor.wall_of(r.usec)) for r in records]
     # a recorder stored the older two thirds of the ring, and one line the ring still holds
     # further on, under the same boot; the rest only the ring holds

@@ -17,7 +17,7 @@ from corescope.model.events import LAB_MARKER, KernelEvent, KmsgRecord
 
 
 class WallOfKernel(Protocol):
-    """A kernel-clock anchor (sources.kmsg.ClockAnchor): kernel usec since boot → wall."""
+    """A kernel-clock anchor (sources.kmsg_clock.ClockAnchor): kernel usec since boot → wall."""
 
     def wall_of(self, usec: int) -> float: ...
 

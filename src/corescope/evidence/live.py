@@ -115,7 +115,7 @@ class LiveEvidence:
 
     def take_ring(self, records: list[KmsgRecord], skew_s: float | None = None) -> None:
         """The ring's records as read (see read_kernel_ring), placed on the wall clock."""
-        from corescope.sources.kmsg import anchor_clock
+        from corescope.sources.kmsg_clock import anchor_clock
 
         if skew_s is None:
             newest = max((r.usec for r in records if r.usec is not None), default=None)

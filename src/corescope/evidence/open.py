@@ -51,7 +51,8 @@ def log_evidence(path: Path) -> LogEvidence:
     from corescope.evidence.memory import MemoryEvidence
     from corescope.rootfs import read_capped
     from corescope.sources.artifacts.content import as_utf8
-    from corescope.sources.kmsg import anchor_clock, parse_saved_log
+    from corescope.sources.kmsg_clock import anchor_clock
+    from corescope.sources.kmsg_saved import parse_saved_log
 
     try:
         # capped, and no devices: `/dev/zero` is an error, not a MemoryError; a pipe

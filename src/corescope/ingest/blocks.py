@@ -28,7 +28,7 @@ BLOCK_BYTES = 4 * 1024 * 1024
 # the first records of a big kernel log kept between the passes: enough for the boot time
 # of a log saved twice (with and without wall-clock stamps), which needs a few shared lines
 TWIN_SAMPLE = 20_000
-# journal JSON, json-seq, json-sse (as sources.kmsg reads them): parsed whole
+# journal JSON, json-seq, json-sse (as sources.kmsg_saved reads them): parsed whole
 _JSON_START = re.compile(rb"^\s*(?:\{|\[\s*[{\]]|\x1e|data: \{)")
 _CONTINUES = b" \t\r\n"  # a line starting so continues the record before it (or is blank)
 # dmesg's relative stamps (-H, -e, --time-format reltime/delta) count from the lines before:

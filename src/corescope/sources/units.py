@@ -22,7 +22,7 @@ from corescope.model.common import Diagnostic, SensorStatus
 from corescope.rootfs import Root
 from corescope.runner import Runner, RunResult, ToolMissing
 from corescope.sources.artifacts.dates import EPOCH_MAX
-from corescope.sources.kmsg import journal_objects
+from corescope.sources.kmsg_saved import journal_objects
 from corescope.sources.text import as_text, count_of, int64, json_text
 
 RESTART_MESSAGE_ID = "5eb03494b6584870a536b337290809b3"

@@ -1,7 +1,7 @@
 """Kernel logs in every format `events --file` reads: dmesg (plain, -r, -x, -T, -d,
 --time-format iso, coloured), syslog files (kern.log, /var/log/syslog: traditional or RFC 3339
 stamps), journalctl -k's short forms, and a raw /dev/kmsg dump. The parsing is
-sources.kmsg's; this module only recognises the content and hands it over.
+sources.kmsg_saved's; this module only recognises the content and hands it over.
 
 Boot-relative stamps (`[  123.456789]`) are placed by the importer with the import's boot
 time. syslog's kern.log carries its own wall clock beside them (`Nov 30 15:34:48 host kernel:
@@ -20,7 +20,8 @@ import statistics
 import time
 
 from corescope.sources.artifacts.base import BootTime, Parsed
-from corescope.sources.kmsg import SYSLOG_LINE, parse_saved_log, syslog_wall
+from corescope.sources.kmsg_saved import parse_saved_log
+from corescope.sources.kmsg_text import SYSLOG_LINE, syslog_wall
 
 # `[  342.006981]` at the start of a syslog line's text: the kernel's stamp beside syslog's
 _STAMP = re.compile(rb"\[\s*(?P<sec>\d{1,10})\.(?P<us>\d{6})\]")

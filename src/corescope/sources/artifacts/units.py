@@ -2,7 +2,7 @@
 `-o export` or `-o verbose` (restart entries and kernel entries), `crictl ps -a -o json` or
 its table, `docker ps -a` (table or `--format '{{json .}}'`), `docker inspect`, `kubectl get
 pods` (table or `-o json`) and `kubectl describe pod`. Parsing is sources.units' and
-sources.kubectl's (and sources.kmsg's for the journal's kernel entries); this module
+sources.kubectl's (and sources.kmsg_saved's for the journal's kernel entries); this module
 recognises the content and turns what it finds into stored records.
 
 Snapshots (`systemctl show`, `crictl`, `docker`) carry no time of their own: they are undated
@@ -19,7 +19,7 @@ from corescope.model.cgroups import RestartRecord
 from corescope.sources.artifacts.base import BootTime, Parsed
 from corescope.sources.artifacts.dates import EPOCH_MAX
 from corescope.sources.journal_text import text_form as journal_text_form
-from corescope.sources.kmsg import journal_objects, kernel_entries, parse_journal_json
+from corescope.sources.kmsg_saved import journal_objects, kernel_entries, parse_journal_json
 from corescope.sources.kubectl import (
     kubectl_table_header,
     looks_like_describe_pod,
