@@ -12,8 +12,9 @@ TEST_WORKERS=${TEST_WORKERS:-auto}
 LIVE_WORKERS=${LIVE_WORKERS:-2}
 cd "$(dirname "$0")/.."
 rc=0
-# the few live tests that bound the kernel log's clock to milliseconds (marked quiet: a reader
-# thread's wake-up latency is part of what they measure) first, with nothing of ours beside them
+# the few live tests that bound the kernel log's clock to milliseconds (a reader thread's wake-up
+# latency is part of what they measure) or count every memcg the kernel holds (file IO beside
+# them pins dying ones) first, marked quiet, with nothing of ours beside them
 "$PY" -m pytest -q -m quiet tests/live || rc=1
 log=$(mktemp "${TMPDIR:-/tmp}/corescope-live.XXXXXX")
 # an asynchronous command starts with SIGINT ignored: give it back, so Ctrl-C (or the trap
