@@ -46,11 +46,13 @@ SRC = REPO / "src" / "corescope"
 ROAD = ("evidence", "investigate", "render")
 
 
-def module_imports(path: Path) -> set[str]:
-    """Every corescope module one file imports (module level and inside functions)."""
+def module_imports(path: Path, src: Path = SRC) -> set[str]:
+    """Every corescope module one file under `src` imports (module level and inside
+    functions), relative imports resolved. tests/unit/test_import_layers.py reads the
+    imports with this too."""
     import ast
 
-    rel = path.relative_to(SRC.parent).with_suffix("")
+    rel = path.relative_to(src.parent).with_suffix("")
     here = list(rel.parts[:-1]) if path.name != "__init__.py" else list(rel.parts[:-2])
     found: set[str] = set()
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):

@@ -8,7 +8,7 @@ fails too, so the list only shrinks."""
 
 from __future__ import annotations
 
-import ast
+import importlib.util
 from pathlib import Path
 
 SRC = Path(__file__).resolve().parents[2] / "src" / "corescope"
@@ -54,23 +54,22 @@ def _package(parts: tuple[str, ...]) -> str:
     return parts[1]
 
 
+def _scanner():  # type: ignore[no-untyped-def]
+    """scripts/gen_docs.py's import reader (the architecture page is drawn with it too)."""
+    spec = importlib.util.spec_from_file_location("gen_docs", SRC.parents[1] / "scripts"
+                                                  / "gen_docs.py")
+    assert spec and spec.loader
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod.module_imports
+
+
+_SCAN = _scanner()
+
+
 def _imports(path: Path) -> set[str]:
     """Every corescope module this file imports, relative imports resolved."""
-    rel = path.relative_to(SRC.parent).with_suffix("")
-    here = list(rel.parts if path.name == "__init__.py" else rel.parts[:-1])
-    if path.name == "__init__.py":
-        here = here[:-1]
-    found: set[str] = set()
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-        if isinstance(node, ast.Import):
-            found.update(a.name for a in node.names)
-        elif isinstance(node, ast.ImportFrom):
-            if node.level:
-                base = here[: len(here) - (node.level - 1)]
-                found.add(".".join([*base, *([node.module] if node.module else [])]))
-            elif node.module:
-                found.add(node.module)
-    return {m for m in found if m == "corescope" or m.startswith("corescope.")}
+    return _SCAN(path, SRC)
 
 
 def arrows() -> set[tuple[str, str]]:
