@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 
@@ -146,3 +148,36 @@ class ProfileChunk:
         lo = max(wall_start - self.clock_offset, self.perf_start)
         hi = min(wall_end - self.clock_offset, self.perf_end)
         return (lo, hi) if hi > lo else None
+
+
+@dataclass(slots=True)
+class Batch:
+    """Samples of a run of perf script records as columns, one list per StackSample field
+    (a perf script sample's count is always 1): what sources.perf_script parses a plain
+    block into and store.profile_columns writes a column at a time."""
+
+    comm: list[str]
+    pid: list[int]
+    tid: list[int]
+    cpu: list[int | None]
+    time: list[float | None]
+    event: list[str]
+    frames: list[tuple[Frame, ...]]
+    period: list[int | None]
+    pid_known: list[bool]
+
+    def __len__(self) -> int:
+        return len(self.comm)
+
+    def samples(self) -> list[StackSample]:
+        return list(map(StackSample, self.comm, self.pid, self.tid, self.cpu, self.time,
+                        self.event, self.frames, itertools.repeat(1), self.period,
+                        self.pid_known))
+
+    @classmethod
+    def of(cls, samples: Iterable[StackSample]) -> Batch:
+        got = list(samples)
+        return cls([s.comm for s in got], [s.pid for s in got], [s.tid for s in got],
+                   [s.cpu for s in got], [s.time for s in got], [s.event for s in got],
+                   [s.frames for s in got], [s.period for s in got],
+                   [s.pid_known for s in got])

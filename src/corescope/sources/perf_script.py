@@ -20,7 +20,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 
 from corescope.model.common import Diagnostic
-from corescope.model.profiles import Frame, StackSample
+from corescope.model.profiles import Batch, Frame, StackSample
 from corescope.sources import perf_layout
 from corescope.sources.perf_layout import INFER_LINES, Layout
 
@@ -665,38 +665,6 @@ def _parts(blocks: Iterable[str], diags: list[Diagnostic], source: str, cpu: int
             yield parse(text.splitlines(), diags, source, base, side, lay)
     if side:
         diags.append(Diagnostic(source, sideband_note(side)))
-
-
-@dataclass(slots=True)
-class Batch:
-    """The samples of a run of records as columns, one list per StackSample field (a perf
-    script sample's count is always 1)."""
-
-    comm: list[str]
-    pid: list[int]
-    tid: list[int]
-    cpu: list[int | None]
-    time: list[float | None]
-    event: list[str]
-    frames: list[tuple[Frame, ...]]
-    period: list[int | None]
-    pid_known: list[bool]
-
-    def __len__(self) -> int:
-        return len(self.comm)
-
-    def samples(self) -> list[StackSample]:
-        return list(map(StackSample, self.comm, self.pid, self.tid, self.cpu, self.time,
-                        self.event, self.frames, itertools.repeat(1), self.period,
-                        self.pid_known))
-
-    @classmethod
-    def of(cls, samples: Iterable[StackSample]) -> Batch:
-        got = list(samples)
-        return cls([s.comm for s in got], [s.pid for s in got], [s.tid for s in got],
-                   [s.cpu for s in got], [s.time for s in got], [s.event for s in got],
-                   [s.frames for s in got], [s.period for s in got],
-                   [s.pid_known for s in got])
 
 
 def _fast_batch(text: str, cache: _FrameCache, cpu: str | None,

@@ -28,32 +28,15 @@ import struct
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 import numpy as np
 import zstandard
 
 from corescope.errors import StoreFault
 from corescope.model.common import Diagnostic
-from corescope.model.profiles import Frame, StackSample
+from corescope.model.profiles import Batch, Frame, StackSample
 from corescope.store.profiles import COLUMNS_SUFFIX
-
-
-class Batch(Protocol):
-    """Samples as columns, one list per StackSample field (perf_script.Batch: the store
-    takes it by shape, it never imports the sources)."""
-
-    comm: list[str]
-    pid: list[int]
-    tid: list[int]
-    cpu: list[int | None]
-    time: list[float | None]
-    event: list[str]
-    frames: list[tuple[Frame, ...]]
-    period: list[int | None]
-    pid_known: list[bool]
-
-    def __len__(self) -> int: ...
 
 MAGIC = b"CSCOLS1\n"
 SUFFIX = COLUMNS_SUFFIX
@@ -122,7 +105,7 @@ class ColumnsBuilder:
         self.events.append(self._str(s.event))
 
     def add_batch(self, b: Batch) -> None:
-        """`add` of each sample of a parsed batch (perf_script.Batch), a column at a time:
+        """`add` of each sample of a parsed batch (model.profiles.Batch), a column at a time:
         the import of a `perf script` file makes no object per sample."""
         keys = list(zip(b.comm, b.frames, strict=True))
         sids = list(map(self._stacks.get, keys))
