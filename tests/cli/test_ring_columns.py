@@ -266,12 +266,18 @@ def test_sweep_spares_a_column_file_a_query_is_writing(tmp_path: Path) -> None:
     d = Path(store.directory) / ring.PROFILE_DIR
     young = d / f"chunk-x{pcols.SUFFIX}"  # written, not yet named by the index
     young.write_bytes(b"x")
-    raw = d / "chunk-y.data"  # a killed recorder's leftover
+    # an import streaming its chunk (`analyze --store` on this directory) is young too
+    streaming = d / "import-1.txt.zst"
+    streaming.write_bytes(b"z")
+    raw = d / "chunk-y.data"  # a killed recorder's leftover, from long ago
     raw.write_bytes(b"y")
-    assert ring.sweep_orphans(store) == 1 and young.exists() and not raw.exists()
-    old = young.stat().st_mtime - ring.ORPHAN_AGE_S - 1
-    os.utime(young, (old, old))
-    assert ring.sweep_orphans(store) == 1 and not young.exists()
+    long_ago = raw.stat().st_mtime - ring.ORPHAN_AGE_S - 1
+    os.utime(raw, (long_ago, long_ago))
+    assert ring.sweep_orphans(store) == 1 and young.exists() and streaming.exists()
+    assert not raw.exists()
+    for p in (young, streaming):
+        os.utime(p, (long_ago, long_ago))
+    assert ring.sweep_orphans(store) == 2 and not young.exists() and not streaming.exists()
 
 
 def test_first_seen_same_groups_packed_or_row_wise() -> None:

@@ -79,7 +79,11 @@ def test_retention_by_age_and_orphan_sweep(tmp_path: Path) -> None:
             last = make_chunk(store, i, 100)
         dropped = ring.enforce(store, last.wall_end, max_age_s=3 * 120 - 1, max_bytes=10**9)
         assert len(dropped) == 7 and len(ring.all_chunks(store)) == 3
-        (tmp_path / "s" / "profiles" / "chunk-999.data").write_bytes(b"x")
+        orphan = tmp_path / "s" / "profiles" / "chunk-999.data"
+        orphan.write_bytes(b"x")
+        assert ring.sweep_orphans(store) == 0  # young: it may be a chunk still being written
+        old = orphan.stat().st_mtime - ring.ORPHAN_AGE_S - 1
+        os.utime(orphan, (old, old))
         assert ring.sweep_orphans(store) == 1
         assert len(list((tmp_path / "s" / "profiles").iterdir())) == 3
         ring.retain(store, last.wall_end + 1)

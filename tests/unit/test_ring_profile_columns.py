@@ -124,9 +124,9 @@ def test_frame_table_starting_over_keeps_answers(tmp_path: Path,
     chunks = ring.all_chunks(store)
     lo, hi = chunks[0].wall_start, chunks[-1].wall_end
     first = rp.ring_profile(store, Runner(), lo, hi, by_thread=True)
-    gen = rp._GENERATION[0]
+    gen = rp._TABLE.generation
     monkeypatch.setattr(rp, "_FRAME_MAX", 1)  # full: the next query starts the table over
     again = rp.ring_profile(store, Runner(), lo, hi, by_thread=True)
-    assert rp._GENERATION[0] > gen
+    assert rp._TABLE.generation > gen
     same(first, again)
     same(again, by_sample(parts, None, False, "samples"))

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import gc
+import threading
 from collections import Counter
 from collections.abc import Iterator
 from typing import Any
@@ -190,12 +191,21 @@ def _sums(gid: np.ndarray, groups: int, w: np.ndarray) -> np.ndarray:
 # so a stack is the same key in every chunk: a chunk's stack table maps onto these ids once
 # (kept with the chunk while serve keeps it decoded). Bounded: past the cap the table starts
 # over, at the next query, under a new generation, and a chunk's mapping of an older one is
-# made again.
-_FRAME_IDS: dict[tuple[str, str, bool, bool], int] = {}
-_FRAMES: list[Frame] = []
-_FRAME_CODE: list[int] = []  # 1: an idle function, 2: an interrupt frame, 0: neither
+# made again. serve builds pages in several threads: the table is filled under a lock, and
+# starting over makes a new table (never clears one a running query still reads).
+class _FrameTable:
+    __slots__ = ("codes", "frames", "generation", "ids")
+
+    def __init__(self, generation: int) -> None:
+        self.generation = generation
+        self.ids: dict[tuple[str, str, bool, bool], int] = {}
+        self.frames: list[Frame] = []
+        self.codes: list[int] = []  # 1: an idle function, 2: an interrupt frame, 0: neither
+
+
 _FRAME_MAX = 1_000_000
-_GENERATION = [0]
+_TABLE = _FrameTable(0)
+_TABLE_LOCK = threading.Lock()
 
 
 def _frame_code(symbol: str) -> int:
@@ -211,23 +221,24 @@ class _ChunkStacks:
 
     __slots__ = ("comms", "generation", "gpos", "idle_if_swapper", "keys", "off", "swapper")
 
-    def __init__(self, cols: pcols.Columns) -> None:
-        self.generation = _GENERATION[0]
+    def __init__(self, cols: pcols.Columns, table: _FrameTable) -> None:
+        self.generation = table.generation
         s = cols.strings
-        ids, frames, codes = _FRAME_IDS, _FRAMES, _FRAME_CODE
+        ids, frames, codes = table.ids, table.frames, table.codes
         mk = cols.intern
         local: list[int] = []
-        for a, b, f in zip(cols.col("frame_sym").tolist(), cols.col("frame_dso").tolist(),
-                           cols.col("frame_flags").tolist(), strict=True):
-            key = (s[a], s[b], bool(f & 1), bool(f & 2))
-            g = ids.get(key)
-            if g is None:
-                g = ids[key] = len(frames)
-                frames.append(mk(*key))
-                codes.append(_frame_code(key[0]))
-            local.append(g)
+        with _TABLE_LOCK:  # one id per frame, whichever query meets it first
+            for a, b, f in zip(cols.col("frame_sym").tolist(), cols.col("frame_dso").tolist(),
+                               cols.col("frame_flags").tolist(), strict=True):
+                key = (s[a], s[b], bool(f & 1), bool(f & 2))
+                g = ids.get(key)
+                if g is None:
+                    g = ids[key] = len(frames)
+                    frames.append(mk(*key))
+                    codes.append(_frame_code(key[0]))
+                local.append(g)
+            local_code = np.asarray([codes[g] for g in local], dtype=np.int8)
         l2g = np.asarray(local, dtype=np.int32)
-        local_code = np.asarray([codes[g] for g in local], dtype=np.int8)
         sf = cols.col("stack_frames")
         off = cols.col("stack_off")
         gpos = l2g[sf] if sf.size else np.zeros(0, dtype=np.int32)
@@ -253,10 +264,10 @@ class _ChunkStacks:
         self.swapper = swap[comm_ids] if n else np.zeros(0, dtype=bool)
 
 
-def _chunk_stacks(cols: pcols.Columns) -> _ChunkStacks:
+def _chunk_stacks(cols: pcols.Columns, table: _FrameTable) -> _ChunkStacks:
     got = cols.memo.get("stacks")
-    if got is None or got.generation != _GENERATION[0]:
-        got = cols.memo["stacks"] = _ChunkStacks(cols)
+    if got is None or got.generation != table.generation:
+        got = cols.memo["stacks"] = _ChunkStacks(cols, table)
     return got
 
 
@@ -268,11 +279,11 @@ class _Batch:
     def __init__(self, prof: Profile, keep_stacks: bool) -> None:
         # the frame table starts over between queries, never within one (a key made under
         # one generation means other frames under the next)
-        if len(_FRAMES) >= _FRAME_MAX:
-            _FRAME_IDS.clear()
-            _FRAMES.clear()
-            _FRAME_CODE.clear()
-            _GENERATION[0] += 1
+        global _TABLE
+        with _TABLE_LOCK:
+            if len(_TABLE.frames) >= _FRAME_MAX:
+                _TABLE = _FrameTable(_TABLE.generation + 1)
+            self.table = _TABLE
         self.prof = prof
         self.keep_stacks = keep_stacks
         self.ids: dict[tuple[str, bytes], int] = {}  # stack key -> id in this query
@@ -311,7 +322,7 @@ class _Batch:
             if prof.last_time is None or hi_t > prof.last_time:
                 prof.last_time = hi_t
         pids = cols.col("pid")[rows]
-        cs = _chunk_stacks(cols)
+        cs = _chunk_stacks(cols, self.table)
         idle = cs.idle_if_swapper[sc] & (cs.swapper[sc] | (pids == 0) | (pids == -1))
         if idle.any():
             prof.idle_samples += int(n[idle].sum())
@@ -345,7 +356,7 @@ class _Batch:
             off = cs.off[new].tolist()
             ends = cs.off[np.asarray(new) + 1].tolist()
             gl = cs.gpos.tolist()
-            fr = _FRAMES.__getitem__
+            fr = self.table.frames.__getitem__
             self.frames.extend(tuple(map(fr, gl[a:b])) for a, b in zip(off, ends, strict=True))
         part = {"stack": lut[sc],
                 "pid": np.where(cols.col("pid_known")[rows] != 0, pids, UNKNOWN_PID),

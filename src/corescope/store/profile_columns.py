@@ -228,8 +228,9 @@ class Columns:
     _data: memoryview
     _cache: dict[str, np.ndarray]
     _stacks: dict[int, tuple[str, tuple[Frame, ...]]] = field(default_factory=dict)
-    _stack_off: list[int] | None = None
-    _stack_frames: list[int] = field(default_factory=list)
+    # (offsets, frame ids) of the stack table, published together: serve's threads share
+    # a cached chunk, and one must never see the offsets without the frames
+    _stack_table: tuple[list[int], list[int]] | None = None
     _string_ids: dict[str, int] | None = None
     _frame_list: list[Frame] | None = None
     # makes a Frame: the parser's interning, so stacks of every chunk hash alike
@@ -278,14 +279,15 @@ class Columns:
         """(comm, frames leaf first) of one stack id, built on first use."""
         got = self._stacks.get(sid)
         if got is None:
-            if self._stack_off is None:
-                self._stack_off = self.col("stack_off").tolist()
-                self._stack_frames = self.col("stack_frames").tolist()
+            table = self._stack_table
+            if table is None:
+                table = self._stack_table = (self.col("stack_off").tolist(),
+                                             self.col("stack_frames").tolist())
+            off, stack_frames = table
             frames = self.frames()
-            off = self._stack_off
             comm = self.strings[int(self.stack_comms()[sid])]
             got = self._stacks[sid] = (comm, tuple(
-                frames[i] for i in self._stack_frames[off[sid]: off[sid + 1]]))
+                frames[i] for i in stack_frames[off[sid]: off[sid + 1]]))
         return got
 
     def stack_comms(self) -> np.ndarray:

@@ -264,13 +264,13 @@ def sweep_orphans(store: Store) -> int:
     if not d.is_dir():
         return 0
     known = {Path(r[0]).name for r in store.query("SELECT path FROM profile_chunks")}
-    # a query migrating a chunk writes its column file before the index names it: leave
-    # young ones alone (a killed recorder's raw leftovers go at once)
+    # a query migrating a chunk writes its column file before the index names it, and an
+    # import (`analyze --store` on this directory) streams its chunk before committing it:
+    # young files are left alone, whatever their kind
     young = time.time() - ORPHAN_AGE_S
     n = 0
     for p in d.iterdir():
-        if p.is_file() and p.name not in known and not (
-                p.name.endswith(COLUMNS_SUFFIX) and _mtime(p) > young):
+        if p.is_file() and p.name not in known and not _mtime(p) > young:
             with contextlib.suppress(OSError):
                 p.unlink()
                 n += 1
