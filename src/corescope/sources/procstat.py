@@ -142,6 +142,9 @@ def _parse_careful(head: str, rest: bytes, source: str) -> ProcStat:
 
 _U, _N, _S, _I, _W = (FIELDS.index(f) for f in ("user", "nice", "system", "idle", "iowait"))
 _WRAP64 = (1 << 64) - 0x7FFFF  # sysstat: a previous value above this wrapped, not restarted
+# the modes sysstat's per-CPU interval adds (user..softirq and steal; guest is inside user)
+_INTERVAL = tuple(FIELDS.index(f) for f in ("user", "nice", "system", "idle", "iowait", "irq",
+                                            "softirq", "steal"))
 _RESTARTS = (_U, _N, _S)  # these keep counting through hotplug: going back restarts the line
 
 
@@ -151,6 +154,7 @@ def cpu_delta(before: tuple[int, ...], now: tuple[int, ...]) -> tuple[int, ...] 
     d = [y - x for x, y in zip(before, now, strict=True)]
     if min(d) >= 0:
         return tuple(d)
+    clamped = 0  # what the fields counted as 0 below went back by
     for i, v in enumerate(d):
         if v >= 0:
             continue
@@ -167,6 +171,12 @@ def cpu_delta(before: tuple[int, ...], now: tuple[int, ...]) -> tuple[int, ...] 
             d[i] = 0 if now[_I] > before[_I] or before[_I] >= _WRAP64 else now[i]
         else:
             d[i] = 0
+            if i in _INTERVAL:
+                clamped += v
+    if clamped and sum(d[i] for i in _INTERVAL) + clamped <= 0:
+        # sysstat subtracts a backwards field from the interval: none left is a tickless
+        # CPU, which mpstat prints fully idle (counting the field as 0 would show it busy)
+        return (0,) * len(d)
     return tuple(d)
 
 
@@ -180,7 +190,9 @@ def delta(prev: ProcStat, cur: ProcStat, t: float, interval_s: float) -> CoreSam
     a, b = prev.cpus, cur.cpus
     if isinstance(a, PackedRows) and isinstance(b, PackedRows) and a.ids == b.ids:
         d = b.flat - a.flat
-        if not len(d) or d.min() >= 0:
+        # (a CPU whose previous line was all zeros was offline: the careful path skips it)
+        if not len(d) or (d.min() >= 0 and np.reshape(a.flat, (len(a.ids), -1))[:, :8]
+                          .any(axis=1).all()):
             return CoreSample(t=t, interval_s=interval_s, deltas=PackedRows(b.ids, d))
     out: dict[int, tuple[int, ...]] = {}
     for cpu, now in b.items():
