@@ -108,7 +108,9 @@ CASES = {
     "/proc/cgroups is a FIFO": ("proc/cgroups", "fifo", "FIFO"),
     "/proc/cgroups links to /dev/zero": ("proc/cgroups", "zero", "No such file"),
     "memory mount links to itself": ("sys/fs/cgroup/memory", "selflink", "symbolic links"),
-    "num_cgroups 10^32": ("proc/cgroups", "1" + "0" * 32, "implausible kernel count"),
+    # past what a store holds: the row is unreadable (sources.text.count_of), the census off
+    "num_cgroups 10^32": ("proc/cgroups", "1" + "0" * 32, "unreadable row"),
+    "num_cgroups 2^40": ("proc/cgroups", str(1 << 40), "implausible kernel count"),
     "num_cgroups 0": ("proc/cgroups", "0", "below the 6 live directories"),
 }
 
@@ -189,7 +191,8 @@ def test_events_file_refuses_devices_and_reads_pipes(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("line,reason", [
-    ("nr_dying_subsys_memory 1" + "0" * 32, "implausible dying count"),
+    ("nr_dying_subsys_memory 1" + "0" * 32, "unreadable line"),
+    (f"nr_dying_subsys_memory {1 << 40}", "implausible dying count"),
     ("nr_subsys_memory 0", "0 live memory cgroups"),
 ])
 def test_absurd_v2_counts_are_off_with_the_reason(tmp_path: Path, line: str,

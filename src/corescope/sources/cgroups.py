@@ -299,6 +299,11 @@ def _implausible(kernel: int | None, live: int | None, dying: int | None) -> str
     return None
 
 
+# the cgroup.stat keys a v2 census counts with (v2_memcg_counts)
+_COUNT_KEYS = ("nr_subsys_memory", "nr_dying_subsys_memory", "nr_descendants",
+               "nr_dying_descendants")
+
+
 def _off(diags: list[Diagnostic], why: str) -> CensusResult:
     """No census: the reason goes where doctor and zombies report an OFF sensor."""
     return CensusResult(None, None, [*diags, Diagnostic("census", why)])
@@ -465,6 +470,11 @@ def _census_v2(root: Root, layout: CgroupLayout, now: float, bid: str, up: float
     except OSError as exc:
         diags.append(Diagnostic(layout.memory_mount + "/cgroup.stat", f"unreadable: {exc}"))
         return CensusResult(None, None, diags)
+    # a count line that cannot be read (not digits, or past what a store holds) leaves the
+    # census without that count: off, never a count of 0 in its place
+    bad = next((x for x in d if any(k in x.message for k in _COUNT_KEYS)), None)
+    if bad is not None:
+        return _off(diags, f"{layout.memory_mount}/cgroup.stat: {bad.message}")
     walk_ms = (time.perf_counter() - t0) * 1000.0
     counts = v2_memcg_counts(stat)
     if counts is None:
