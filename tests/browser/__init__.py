@@ -1,0 +1,1 @@
+"""Browser tests: the HTML report and serve pages in real Chromium."""
