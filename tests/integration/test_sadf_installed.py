@@ -11,23 +11,17 @@ from pathlib import Path
 import pytest
 
 from corescope.sources.artifacts import sysstat
-from support import FIXTURES, parse_artifact
+from support import FIXTURES, parse_artifact, sample_tuples
 
 ART = FIXTURES / "artifacts"
 SA_BIN = ART / "sar_burn_sa.bin"  # `sar -o sa.bin -P ALL 1 5` while one CPU burned
-
-Sample = tuple[float, float, dict[int, tuple[int, ...]]]
-
 
 def _bytes(name: str) -> bytes:
     return (ART / name).read_bytes()
 
 
 _read = parse_artifact
-
-
-def _samples(p) -> list[Sample]:  # type: ignore[no-untyped-def]
-    return [(s.t, s.interval_s, {c: tuple(d) for c, d in s.deltas.items()}) for s in p.samples]
+_samples = sample_tuples
 
 
 # --- the same binary rendered every way by the installed sadf ----------------------------------

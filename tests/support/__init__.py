@@ -27,6 +27,12 @@ def parse_artifact(data: bytes, name: str = "t") -> Any:
     assert mod is not None
     return mod.parse(data, kind, name)
 
+def sample_tuples(parsed: Any) -> list[tuple[float, float, dict[int, tuple[int, ...]]]]:
+    """A parsed artifact's per-core samples as plain (t, interval, {cpu: deltas}) tuples, to
+    compare two readings of the same data."""
+    return [(s.t, s.interval_s, {c: tuple(d) for c, d in s.deltas.items()})
+            for s in parsed.samples]
+
 
 def cli_env(**extra: str) -> dict[str, str]:
     env = dict(os.environ)

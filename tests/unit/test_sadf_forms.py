@@ -12,23 +12,17 @@ import pytest
 
 from corescope.sources.artifacts import sadf_forms
 from corescope.sources.artifacts.content import sniff
-from support import FIXTURES, parse_artifact
+from support import FIXTURES, parse_artifact, sample_tuples
 
 ART = FIXTURES / "artifacts"
 SA_BIN = ART / "sar_burn_sa.bin"  # `sar -o sa.bin -P ALL 1 5` while one CPU burned
-
-Sample = tuple[float, float, dict[int, tuple[int, ...]]]
-
 
 def _bytes(name: str) -> bytes:
     return (ART / name).read_bytes()
 
 
 _read = parse_artifact
-
-
-def _samples(p) -> list[Sample]:  # type: ignore[no-untyped-def]
-    return [(s.t, s.interval_s, {c: tuple(d) for c, d in s.deltas.items()}) for s in p.samples]
+_samples = sample_tuples
 
 
 # --- sadf -p ----------------------------------------------------------------------------------
