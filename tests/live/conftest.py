@@ -10,6 +10,7 @@ import signal
 import sqlite3
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -88,23 +89,40 @@ class Recording:
     def __init__(self, proc: subprocess.Popen[str], store: Path) -> None:
         self.proc = proc
         self.store = store
+        self.stderr: list[str] = []  # every line the recorder printed, read as it comes
+        self.started = threading.Event()
+
+    def _drain(self) -> None:
+        assert self.proc.stderr is not None
+        for line in self.proc.stderr:
+            self.stderr.append(line)
+            if line.startswith("corescope record: ") and " into " in line:
+                self.started.set()  # the banner: sensors open, protection applied
+        self.started.set()  # it exited: the caller sees it from poll()
 
 
 @contextmanager
 def recording_process(store: Path, *options: str) -> Iterator[Recording]:
-    """`corescope record --store STORE OPTIONS...` running, stopped (SIGTERM) on exit."""
-    proc = popen_cli("record", "--store", str(store), *options)
-    time.sleep(2.5)
-    assert proc.poll() is None, proc.communicate()
+    """`corescope record --store STORE OPTIONS...` running, stopped (SIGTERM) on exit. It is
+    yielded once it printed its banner (sensors started): under load (CI runs the live tests
+    beside the rest) the interpreter alone can take seconds to import, so no fixed sleep."""
+    proc = popen_cli("record", "--store", str(store), *options, stdout=subprocess.DEVNULL)
+    rec = Recording(proc, store)
+    drain = threading.Thread(target=rec._drain, daemon=True)
+    drain.start()
     try:
-        yield Recording(proc, store)
+        assert rec.started.wait(90), ("no banner in 90 s", "".join(rec.stderr))
+        assert proc.poll() is None, (proc.returncode, "".join(rec.stderr))
+        time.sleep(1.5)  # the first samples (as many as the old fixed wait gave)
+        yield rec
     finally:
         proc.terminate()
         try:
-            proc.communicate(timeout=20)
+            proc.wait(timeout=20)
         except subprocess.TimeoutExpired:
             proc.kill()
-            proc.communicate()
+            proc.wait()
+        drain.join(5)
 
 
 @pytest.fixture
