@@ -178,3 +178,37 @@ def test_syslog_without_a_host_and_with_two_spaces() -> None:
     assert len(hw) == 1 and hw[0].fields["lines"] == 5 and hw[0].fields["cpu"] == 1
     assert not diags
     assert all(time.localtime(e.time)[1:6] == (2, 23, 3, 28, 16) for e in evs)
+
+
+def test_busybox_syslogd_messages_keep_time_driver_and_level() -> None:
+    # BusyBox syslogd (sysklogd/syslogd.c timestamp_and_log, without -S) writes
+    # `"%s %.64s %s %s\n", timestamp, hostname, facility.priority, msg`: Alpine's and
+    # embedded systems' /var/log/messages; klogd's lines carry the ident `kernel`
+    text = ("Dec  1 10:00:01 node7 kern.warn kernel: [ 5521.882301] virtio_net virtio1 eth0: "
+            "NETDEV WATCHDOG: CPU: 0: transmit queue 2 timed out 5376 ms\n"
+            "Dec  1 10:00:02 node7 daemon.info netifd: Network device 'eth0' link is down\n"
+            "Dec  1 10:00:03 node7 kern.err kernel: [ 5523.000000] ena 0000:00:05.0 eth1: "
+            "Trigger reset is on\n")
+    evs, _, _ = events_of(text)
+    assert [e.kind for e in evs] == ["nic_tx_timeout", "nic_reset"]
+    wd, reset = evs
+    assert (wd.driver, wd.iface, wd.fields.get("cpu")) == ("virtio_net", "eth0", 0)
+    assert time.localtime(wd.time)[1:6] == (12, 1, 10, 0, 1)
+    assert (wd.level, reset.level) == (4, 3)
+    assert (reset.driver, reset.iface) == ("ena", "eth1")
+
+
+def test_syslog_tag_without_a_space_before_the_kernel_stamp() -> None:
+    # a syslog template of `%syslogtag%%msg%` (no sp-if-no-1st-sp) prints `kernel:[`, as in
+    # a Raspberry Pi report of an r8152 TX timeout (5.15): the line keeps its time and driver
+    text = ("2022-11-04T14:09:31 server kernel:[75215.928881] NETDEV WATCHDOG: eth1 (r8152): "
+            "transmit queue 0 timed out\n"
+            "2022-11-04T14:09:31 server kernel:[75215.928941] WARNING: CPU: 0 PID: 0 at "
+            "net/sched/sch_generic.c:478 dev_watchdog+0x398/0x3a0\n"
+            "2022-11-04T14:09:32 server kernel:[75216.011111] r8152 4-1.2:1.0 eth1: Tx timeout\n")
+    evs, notes, _ = events_of(text)
+    got = [e for e in evs if e.kind == "nic_tx_timeout"]
+    assert [(e.driver, e.iface) for e in got] == [("r8152", "eth1"), ("r8152", "eth1")]
+    assert got[0].fields.get("cpu") == 0
+    assert got[0].time == _local(2022, 11, 4, 14, 9, 31)
+    assert not any("without a timestamp" in n for n in notes)

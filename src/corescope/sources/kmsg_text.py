@@ -69,8 +69,11 @@ SYSLOG_LINE = re.compile(
     rb"|(?P<trad2>[A-Z][a-z]{2} [ \d]\d \d{4} \d\d:\d\d:\d\d(?:\.\d{1,9})?)"
     # `2022-02-08 12:57:41.123 host kernel:` (syslog-ng and log shippers; local time)
     rb"|(?P<spaced>\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?:[.,]\d{1,9})?(?: ?(?:Z|[+-]\d\d:?\d\d))?))"
-    # (pastes may hold two spaces where a syslog template left an empty host)
-    rb"(?: {1,2}(?P<host>[^\s:]+))? {1,2}(?P<ident>[^\s\[\]:]+)(?:\[\d+\])?: (?P<rest>.*)$"
+    # (pastes may hold two spaces where a syslog template left an empty host); BusyBox
+    # syslogd prints `facility.priority` after the host (`node7 kern.warn kernel: `); a
+    # template without rsyslog's sp-if-no-1st-sp glues the kernel's stamp on (`kernel:[`)
+    rb"(?: {1,2}(?P<host>[^\s:]+))?(?: (?P<faclvl>[a-z]{2,8}\d?\.[a-z]{3,7}))?"
+    rb" {1,2}(?P<ident>[^\s\[\]:]+)(?:\[\d+\])?:(?: |(?=\[))(?P<rest>.*)$"
 )
 # RFC 5424: `<PRI>1 TIMESTAMP HOST APP PROCID MSGID SD MSG` (rsyslog's
 # RSYSLOG_SyslogProtocol23Format, syslog-ng's syslog() destination)
@@ -377,8 +380,9 @@ def _dmesg_header(line: bytes, diags: list[Diagnostic], source: str, lineno: int
             if m["ident"] not in (b"kernel", _UNKNOWN):
                 return _Head("", facility=_OTHER)  # another program's line in a syslog file
             level, facility = _prio(m["pri"])
-            fl = _FAC_LEVEL.match(m["host"]) if m["host"] and m["ctime"] else None
-            if fl is not None:  # logread's `kern.warn`
+            fl = (_FAC_LEVEL.match(m["faclvl"]) if m["faclvl"] else
+                  _FAC_LEVEL.match(m["host"]) if m["host"] and m["ctime"] else None)
+            if fl is not None:  # logread's or BusyBox syslogd's `kern.warn`
                 level = _LEVELS.get(fl["lvl"].decode(), level)
                 facility = _FACILITIES.get(fl["fac"].decode(), facility)
             if m["ident"] == _UNKNOWN:

@@ -96,7 +96,7 @@ def _syslog_boot_time(data: bytes, p: Parsed, now: float | None = None) -> BootT
     pairs: list[tuple[float, float]] = []
     trad = False
     for line in data.split(b"\n"):
-        if b" kernel: [" not in line[:120]:
+        if b" kernel: [" not in line[:120] and b" kernel:[" not in line[:120]:
             continue
         m = SYSLOG_LINE.match(line)
         if m is None or m["ident"] != b"kernel" or m["mono"] is not None:
