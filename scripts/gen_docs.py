@@ -48,7 +48,7 @@ ROAD = ("evidence", "investigate", "render")
 
 def module_imports(path: Path, src: Path = SRC) -> set[str]:
     """Every corescope module one file under `src` imports (module level and inside
-    functions), relative imports resolved. tests/unit/test_import_layers.py reads the
+    functions), relative imports resolved. tests/unit/toplevel/test_import_layers.py reads the
     imports with this too."""
     import ast
 
@@ -132,7 +132,7 @@ def architecture_block() -> str:
             files.setdefault(own, path)
     lines = [manual.BEGIN, "", "Packages and modules below `corescope`, what each holds (its "
              "docstring) and which others it imports (its import statements, module level and "
-             "inside functions; tests/unit/test_import_layers.py keeps them pointing one way).",
+             "inside functions; tests/unit/toplevel/test_import_layers.py keeps them pointing one way).",
              "", "| package | holds | imports |", "| --- | --- | --- |"]
     for pkg in sorted(graph):
         deps = sorted(graph[pkg] - {pkg, "(top)"})

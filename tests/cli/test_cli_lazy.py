@@ -1,7 +1,7 @@
 """The lazy command table as a user meets it, each probe in a fresh interpreter: the fast paths
 (`--version`, `--help`, `events --file`) import neither numpy nor the other commands, and what
 loads on first use (the cgroup records' JSON forms) loads right, in threads too. The table's
-rows against their modules, in-process: tests/unit/test_command_table.py."""
+rows against their modules, in-process: tests/unit/views/test_command_table.py."""
 
 from __future__ import annotations
 

@@ -43,7 +43,7 @@ def test_go_tool_pprof_reads_it(tmp_path: Path) -> None:
 
 
 def test_go_tool_pprof_reads_the_pyroscope_push(tmp_path: Path) -> None:
-    """The body a Pyroscope server receives (tests/unit/test_pyroscope_push.py decodes it),
+    """The body a Pyroscope server receives (tests/unit/metrics/test_pyroscope_push.py decodes it),
     read back by go tool pprof with its period and labels."""
     go = shutil.which("go")
     if go is None:

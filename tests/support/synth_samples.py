@@ -70,3 +70,15 @@ def random_record(seed: int, n: int, ncpu: int, p_gap: float, p_off: float,
                                   for _ in FIELDS)
         out.append(CoreSample(t=round(t, 3), interval_s=iv, deltas=deltas))
     return out
+
+
+def assert_same_samples(a, b):
+    assert len(a) == len(b)
+    for x, y in zip(a, b, strict=True):
+        assert x.t == y.t and x.interval_s == y.interval_s
+        assert dict(x.deltas) == dict(y.deltas)
+
+
+# (mode, threshold %, minimum seconds): the episode searches the equivalence tests run
+PARAMS = [("kernel", 90.0, 2.0), ("kernel", 30.0, 1.0), ("busy", 50.0, 0.5), ("sys", 89.0, 2.0),
+          ("user", 10.0, 3.0), ("idle", 100.0, 1.0), ("usr", 0.0, 0.0), ("guest", 5.0, 1.0)]

@@ -2,8 +2,8 @@
 recorder) that reads it: the RecordOptions field it fills, its flag, its type, its default, its
 range and its help. `record`'s click options (views/cli_record.py), its range check
 (`out_of_range`) and the docs table (generated from the click options) all come from here, so
-a new option is one declaration plus its RecordOptions field (tests/unit/test_record_options.py
-checks the two agree).
+a new option is one declaration plus its RecordOptions field
+(tests/unit/sensors/test_record_options.py checks the two agree).
 
 Pure data: no click here (the command line is views/' business), so the recorder and its tests
 read the same declarations without loading the CLI."""

@@ -474,7 +474,7 @@ _NOT_A_FRAME_LINE = re.compile(r"\n(?![\t ]+\S)")
 
 # HEADER for many lines at once (re.MULTILINE): the same groups, where HEADER's `\s` is any
 # whitespace but a newline, so a match never leaves its line. On a single line the two are
-# the same pattern (tests/unit/test_perf_script_fast.py holds them to it).
+# the same pattern (tests/unit/sources/test_perf_script_fast.py holds them to it).
 _HEADER_LINES = re.compile(
     r"^(\S.*?)[^\S\n]+(-?\d+)(?:/(-?\d+))?[^\S\n]+"
     r"(?:\[(\d+)\][^\S\n]+)?"

@@ -20,7 +20,7 @@ from corescope.errors import CorescopeError, StoreFault
 # To add a command: add ONE row (name, module, one-line help). The module defines the click
 # command(s) and adds them in `register(cli, lab)`. "lab NAME" puts a command under `lab`.
 # The help text is what `corescope --help` lists without importing the module; the test
-# tests/unit/test_cli_lazy.py checks every row against what its module really registers.
+# tests/cli/test_cli_lazy.py checks every row against what its module really registers.
 COMMAND_MODULES: tuple[tuple[str, str, str], ...] = (
     ("record", "corescope.views.cli_record",
      "Record every core every second (plus the other sensors) into the store."),

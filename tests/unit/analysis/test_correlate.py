@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-import reference_impl as ref
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -11,6 +10,7 @@ from corescope.analysis import correlate
 from corescope.model.cores import Episode
 from corescope.model.events import KernelEvent
 from corescope.render.records import as_json
+from support import reference_impl as ref
 
 
 def ep(cpu: int, start: float, end: float) -> Episode:
@@ -142,7 +142,7 @@ def test_base_rate_searching_the_episodes_is_the_scan_of_every_one(spans, covere
                                                                     seed) -> None:
     """base_rate finds an episode in the window before each instant by a binary search over
     the episodes' starts and their running latest end: the same hits as testing every
-    episode (the old scan, tests/unit/reference_impl.py), on overlapping, nested, touching
+    episode (the old scan, tests/support/reference_impl.py), on overlapping, nested, touching
     and zero-length episodes, with or without covered stretches."""
     eps = [ep(k % 4, s, s + d) for k, (s, d) in enumerate(spans)]
     cov = sorted((a, a + d) for a, d in covered) or None

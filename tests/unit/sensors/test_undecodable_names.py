@@ -14,7 +14,6 @@ import time
 from pathlib import Path
 
 import pytest
-from test_netdev_kept import _nic_tree
 
 from corescope.model.text import valid_text
 from corescope.render import term
@@ -27,6 +26,7 @@ from corescope.sensors.netdev import NetdevSensor
 from corescope.store import census as cs
 from corescope.store.db import Store
 from support import FIXTURES
+from support.nic_tree import nic_tree
 
 TOOLS = FIXTURES / "zombies" / "tools"
 BAD_NAMES = [b"eth\xff", b"\xc3(x", b"e\xed\xa0\x80", b"n\x1b[2J\xfe"]
@@ -43,7 +43,7 @@ def test_valid_text_escapes_only_surrogates() -> None:
 def test_nic_sensor_keeps_every_nic_beside_one_not_valid_utf8(tmp_path: Path,
                                                                 bad: bytes) -> None:
     root = tmp_path / "r"
-    net = _nic_tree(root)
+    net = nic_tree(root)
     # a second NIC, same device layout, named with raw bytes (Linux allows any but / and space)
     other = os.path.join(os.fsencode(net.parent), bad)
     shutil.copytree(net, os.fsdecode(other), symlinks=True)

@@ -1,11 +1,10 @@
 """The vectorised store decoder and the matrix episode finder against the original per-sample
-code (tests/unit/reference_impl.py), on random records with gaps, hotplug and offline CPUs."""
+code (tests/support/reference_impl.py), on random records with gaps, hotplug and offline CPUs."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
-import reference_impl as ref
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -17,18 +16,8 @@ from corescope.store.db import Store
 from corescope.store.series import read_matrix, read_samples
 from corescope.store.series_codec import decode_arrays, decode_block, encode_block
 from corescope.store.series_writer import SeriesWriter
-from support.synth_samples import random_record
-
-
-def assert_same_samples(a, b):
-    assert len(a) == len(b)
-    for x, y in zip(a, b, strict=True):
-        assert x.t == y.t and x.interval_s == y.interval_s
-        assert dict(x.deltas) == dict(y.deltas)
-
-
-PARAMS = [("kernel", 90.0, 2.0), ("kernel", 30.0, 1.0), ("busy", 50.0, 0.5), ("sys", 89.0, 2.0),
-          ("user", 10.0, 3.0), ("idle", 100.0, 1.0), ("usr", 0.0, 0.0), ("guest", 5.0, 1.0)]
+from support import reference_impl as ref
+from support.synth_samples import PARAMS, assert_same_samples, random_record
 
 
 def check_equivalent(samples: list[CoreSample]) -> None:

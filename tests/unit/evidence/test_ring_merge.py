@@ -4,8 +4,6 @@ classifying the whole ring and dropping what the store holds afterwards (the old
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from corescope.analysis.classify import classify_record
 from corescope.evidence.live import LiveEvidence
 from corescope.evidence.merged import MergedEvidence
@@ -16,9 +14,10 @@ from corescope.sources.kmsg_clock import anchor_clock
 from corescope.sources.kmsg_records import parse_kmsg_dump
 from corescope.store import events as store_events
 from corescope.store.db import Store
+from support import FIXTURES
 
 # a real /dev/kmsg read on a virtio VM (see tests/fixtures/events/README.md)
-CAPTURE = Path(__file__).parents[1] / "fixtures" / "events" / "kmsg_capture_virtio_vm.bin"
+CAPTURE = FIXTURES / "events" / "kmsg_capture_virtio_vm.bin"
 SKEW = 0.25
 
 

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import importlib.util
 import sys
-from pathlib import Path
 
-BENCH = Path(__file__).resolve().parents[2] / "bench"
+from support import REPO
+
+BENCH = REPO / "bench"
 
 
 def _soak():

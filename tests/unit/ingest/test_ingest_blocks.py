@@ -17,12 +17,13 @@ import zstandard
 
 from corescope.ingest import blocks, import_paths
 from corescope.store.db import Store
+from support import FIXTURES
 from support.big_dmesg import write_big_dmesg
 
 # the module (the package exports its `gather` function under the same name)
 gather = importlib.import_module("corescope.ingest.gather")
 
-FIX = Path(__file__).resolve().parents[1] / "fixtures" / "artifacts"
+FIX = FIXTURES / "artifacts"
 KERNEL_LOGS = sorted(p.name for p in FIX.iterdir()
                      if p.name.startswith(("dmesg", "kern_log", "syslog", "journal_k")))
 BOOT = 1796052546.0  # btime of the VM the fixtures were captured on (fixtures README)

@@ -11,7 +11,9 @@ from __future__ import annotations
 import importlib.util
 from pathlib import Path
 
-SRC = Path(__file__).resolve().parents[2] / "src" / "corescope"
+from support import SRC as _SRC
+
+SRC = _SRC / "corescope"
 
 # What each package may import (besides itself). The foundation is plain records and small
 # utilities; sources only parse and analysis only computes, so neither knows the store; the store

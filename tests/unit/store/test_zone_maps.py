@@ -11,10 +11,8 @@ import sqlite3
 
 import numpy as np
 import pytest
-import reference_impl as ref
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from test_matrix_equivalence import PARAMS, assert_same_samples, random_record
 
 from corescope.analysis import episodes as ep
 from corescope.analysis.usage import bound_of, mode_bounds, mode_pct
@@ -26,6 +24,8 @@ from corescope.store.series import read_matrix
 from corescope.store.series_codec import decode_arrays
 from corescope.store.series_writer import SeriesWriter
 from corescope.store.series_zones import decode_zone
+from support import reference_impl as ref
+from support.synth_samples import PARAMS, assert_same_samples, random_record
 
 THRESHOLDS = [0.0, 5.0, 29.999, 30.0, 50.0, 89.0, 90.0, 90.0001, 100.0]
 

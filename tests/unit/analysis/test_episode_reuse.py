@@ -7,7 +7,6 @@ from __future__ import annotations
 import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from test_matrix_equivalence import PARAMS, random_record
 
 from corescope.analysis import episodes as ep
 from corescope.model.cores import CoreSample
@@ -15,6 +14,7 @@ from corescope.model.matrix import CoreMatrix
 from corescope.store.db import Store
 from corescope.store.series import read_matrix
 from corescope.store.series_writer import SeriesWriter
+from support.synth_samples import PARAMS, random_record
 
 
 def alone(m: CoreMatrix) -> CoreMatrix:

@@ -57,7 +57,7 @@ def _cpu_tables_only(text: str) -> str:
 def test_mpstat_A_reads_only_the_cpu_tables(utc) -> None:  # type: ignore[no-untyped-def]
     """`mpstat -A` prints NODE, intr/s and per-interrupt tables in the CPU table's layout:
     their rows (NODE 0, the softirq table's 10 columns) must not pass for CPU rows (the
-    softirq table is read on its own: tests/unit/test_mpstat_softirqs.py)."""
+    softirq table is read on its own: tests/unit/sources/test_mpstat_softirqs.py)."""
     text = _bytes("mpstat_A.txt").decode()
     assert "NODE" in text and "intr/s" in text and "NET_RX/s" in text
     a = _parse("mpstat_A.txt")

@@ -7,7 +7,6 @@ fixtures (tests/fixtures/events: the virtio VM's /proc/interrupts and /proc/soft
 from __future__ import annotations
 
 import json
-import os
 import time
 from pathlib import Path
 
@@ -23,6 +22,7 @@ from corescope.sources import netdev
 from corescope.store import events as store_events
 from corescope.store.db import Store
 from support import FIXTURES
+from support.nic_tree import irq_tree, nic_tree
 
 FIX = FIXTURES / "events"
 # (fixture, its previous reading or None, bus id → iface, ifaces)
@@ -80,30 +80,13 @@ def test_queue_rows_never_raise(data: bytes) -> None:
     irqs.parse_queue_rows(b"CPU0 CPU1\n" + data)
 
 
-def _irq_tree(tmp: Path, text: str, cpus: str = "0-1") -> Root:
-    """/proc/interrupts and, for every numbered IRQ, /sys/kernel/irq/N/{per_cpu_count,actions}
-    as the kernel prints them (counts of every possible CPU, comma-separated, no newline)."""
-    (tmp / "proc").mkdir(parents=True, exist_ok=True)
-    (tmp / "proc/interrupts").write_text(text)
-    cpu = tmp / "sys/devices/system/cpu"
-    cpu.mkdir(parents=True, exist_ok=True)
-    (cpu / "online").write_text(cpus + "\n")
-    (cpu / "possible").write_text(cpus + "\n")
-    for row in irqs.parse_proc_interrupts(text).rows:
-        d = tmp / f"sys/kernel/irq/{row.irq}"
-        d.mkdir(parents=True, exist_ok=True)
-        (d / "per_cpu_count").write_text(",".join(str(row.counts[c]) for c in sorted(row.counts)))
-        (d / "actions").write_text(",".join(row.actions) + "\n")
-    return Root(tmp)
-
-
 def _is_queue(row: irqs.IrqRow) -> bool:
     return any(irqs.queue_of(a, {"virtio2": "eth0"}, {"eth0"}) for a in row.actions)
 
 
 def test_queue_irq_reader_between_full_reads(tmp_path: Path) -> None:
     text = (FIX / "proc_interrupts_virtio_2cpu.txt").read_text()
-    root = _irq_tree(tmp_path, text)
+    root = irq_tree(tmp_path, text)
     reader = irqs.QueueIrqReader(root, full_every_s=60.0)
     try:
         first = reader.read(0.0, _is_queue, "sig")
@@ -159,30 +142,8 @@ def test_queue_irq_reader_without_sys_kernel_irq_reads_in_full(tmp_path: Path) -
         reader.close()
 
 
-def _nic_tree(tmp: Path) -> Path:
-    """A virtio VM's eth0 (driver links as sysfs has them), its statistics and one TX queue,
-    and the captured /proc/interrupts and /proc/softirqs."""
-    dev = tmp / "sys/devices/pci0000:00/0000:00:03.0/virtio2"
-    (dev / "net").mkdir(parents=True)
-    drv = tmp / "sys/bus/virtio/drivers/virtio_net"
-    drv.mkdir(parents=True)
-    os.symlink(os.path.relpath(drv, dev), dev / "driver")
-    net = tmp / "sys/class/net/eth0"
-    (net / "statistics").mkdir(parents=True)
-    for name in ("rx_errors", "tx_errors", "rx_dropped", "tx_dropped", "tx_carrier_errors"):
-        (net / "statistics" / name).write_text("0\n")
-    (net / "queues/tx-0").mkdir(parents=True)
-    (net / "queues/tx-0/tx_timeout").write_text("0\n")
-    (net / "flags").write_text("0x1003\n")
-    (net / "carrier_changes").write_text("2\n")
-    os.symlink(os.path.relpath(dev, net), net / "device")
-    _irq_tree(tmp, (FIX / "proc_interrupts_virtio_2cpu.txt").read_text())
-    (tmp / "proc/softirqs").write_text((FIX / "proc_softirqs_2cpu.txt").read_text())
-    return net
-
-
 def test_sys_files_read_what_read_sys_reads(tmp_path: Path) -> None:
-    net = _nic_tree(tmp_path)
+    net = nic_tree(tmp_path)
     root = Root(tmp_path)
     files = netdev.SysFiles(root)
     names = ("rx_errors", "tx_errors")
@@ -201,7 +162,7 @@ def test_sys_files_read_what_read_sys_reads(tmp_path: Path) -> None:
 
 
 def test_sensor_stores_counters_when_they_move(tmp_path: Path) -> None:
-    net = _nic_tree(tmp_path / "r")
+    net = nic_tree(tmp_path / "r")
     env = SensorEnv(Root(tmp_path / "r"), RecordedRunner({}), tmp_path / "s",
                     RecordOptions(netdev_interval_s=5.0))
     sensor = NetdevSensor(env)

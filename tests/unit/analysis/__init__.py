@@ -1,0 +1,2 @@
+"""Unit tests of the arithmetic over records: usage, episodes, classification, flame graphs
+(src/corescope/analysis)."""

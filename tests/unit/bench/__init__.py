@@ -1,0 +1,1 @@
+"""Unit tests of the rules bench/'s scripts judge by."""

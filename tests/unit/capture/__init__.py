@@ -1,0 +1,1 @@
+"""Unit tests of bundles and their profiles (src/corescope/capture)."""

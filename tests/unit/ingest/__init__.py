@@ -1,0 +1,1 @@
+"""Unit tests of importing saved artifacts into a store (src/corescope/ingest)."""

@@ -1,0 +1,2 @@
+"""Unit tests of the investigation: windows, hypotheses, the diagnosis
+(src/corescope/investigate)."""

@@ -1,0 +1,1 @@
+"""Unit tests of the lab's scenarios and cgroups (src/corescope/lab)."""

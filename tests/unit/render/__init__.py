@@ -1,0 +1,1 @@
+"""Unit tests of JSON, text, HTML and flame output (src/corescope/render)."""

@@ -1,0 +1,1 @@
+"""Unit tests of the recorder's sensors (src/corescope/sensors)."""

@@ -1,0 +1,2 @@
+"""Unit tests of the modules directly in src/corescope (errors, recorder, rootfs, outfile,
+timeparse) and the package layout."""
