@@ -48,3 +48,13 @@ def env() -> dict[str, str]:
     e = dict(os.environ)
     e["PYTHONPATH"] = str(REPO / "src")
     return e
+
+
+def cli_env(pycache: Path) -> dict[str, str]:
+    """The benches' environment, with modules compiled (once, into `pycache`) as an
+    installed package has them: the dev shell's PYTHONDONTWRITEBYTECODE would make every
+    run compile them again."""
+    e = env()
+    e.pop("PYTHONDONTWRITEBYTECODE", None)
+    e["PYTHONPYCACHEPREFIX"] = str(pycache)
+    return e

@@ -4,8 +4,10 @@ on the same file, in one run, interleaved, medians (issue 22, goal: corescope >=
     python bench/perf_script_file.py --stackcollapse PATH/stackcollapse-perf.pl [--file F]
 
 Without --file, a real system-wide capture is made here (`perf record -e cpu-clock -a -g`
-with a burner for stack variety) and printed with plain `perf script` (default fields: the
-period is printed). Figures per run:
+with a burner for stack variety, 30 s at 999 Hz on this VM's 2 CPUs: ~60k samples, the
+volume of the issue's 26 MB file) and printed with plain `perf script` (default fields: the
+period is printed). corescope runs with its modules compiled (one uncounted run first, into
+a temporary pycache), as an installed package has them. Figures per run:
   - stackcollapse-perf.pl --kernel FILE (perl, output discarded);
   - `corescope flame --perf-script FILE --format folded --include-idle` end to end (a fresh
     Python: start-up, the import into a temporary ring, which parses the file once into a
@@ -28,7 +30,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from _profile_common import env, record_raw
+from _profile_common import cli_env, record_raw
 from corescope.analysis.flame import Profile
 from corescope.sources import perf_script
 from corescope.sources.perf_import import BLOCK
@@ -40,12 +42,12 @@ def timed(fn: Callable[[], object]) -> float:
     return time.perf_counter() - t0
 
 
-def child(argv: list[str]) -> tuple[float, float]:
+def child(argv: list[str], env: dict[str, str]) -> tuple[float, float]:
     """(wall, CPU) seconds of one run of argv, its output discarded."""
     r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
     subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True,
-                   env=env())
+                   env=env)
     wall = time.perf_counter() - t0
     r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
     return wall, (r1.ru_utime - r0.ru_utime) + (r1.ru_stime - r0.ru_stime)
@@ -60,11 +62,12 @@ def main() -> None:
     ap.add_argument("--stackcollapse", type=Path, required=True,
                     help="FlameGraph's stackcollapse-perf.pl (run with perl)")
     ap.add_argument("--file", type=Path, default=None, help="a perf script text to use")
-    ap.add_argument("--seconds", type=float, default=15.0)
+    ap.add_argument("--seconds", type=float, default=30.0)
     ap.add_argument("--hz", type=int, default=999)
     ap.add_argument("--runs", type=int, default=7)
     args = ap.parse_args()
     with tempfile.TemporaryDirectory() as d:
+        env = cli_env(Path(d) / "pycache")
         path = args.file
         if path is None:
             raw = Path(d) / "w.data"
@@ -78,7 +81,7 @@ def main() -> None:
                      "--format", "folded", "--include-idle"]
         ref = subprocess.run(ref_argv, capture_output=True, text=True, check=True).stdout
         ours = subprocess.run(ours_argv, capture_output=True, text=True, check=True,
-                              env=env()).stdout
+                              env=env).stdout  # (and the modules compiled)
         a, b = folded_lines(ref), folded_lines(ours)
         differ = len(set(a) ^ set(b))
         text = path.read_text(errors="replace")
@@ -95,8 +98,8 @@ def main() -> None:
 
         refs, mine, batch, parse = [], [], [], []
         for _ in range(args.runs):  # interleaved: drift on a shared machine hits all alike
-            refs.append(child(ref_argv))
-            mine.append(child(ours_argv))
+            refs.append(child(ref_argv, env))
+            mine.append(child(ours_argv, env))
             batch.append(timed(batches_only))
             parse.append(timed(samples_and_fold))
         r_wall, r_cpu = (statistics.median(x) for x in zip(*refs, strict=True))

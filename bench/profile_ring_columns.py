@@ -41,7 +41,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from _profile_common import REPO, env
+from _profile_common import REPO, cli_env, env
 from corescope.evidence import profile_query
 from corescope.model.profiles import ProfileChunk
 from corescope.runner import Runner
@@ -85,16 +85,6 @@ dt = time.perf_counter() - t
 print(dt, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss, p.returncode)
 sys.stderr.write(p.stderr.decode(errors="replace")[-500:])
 """
-
-
-def cli_env(pycache: Path) -> dict[str, str]:
-    """The benches' environment, with modules compiled (once, into `pycache`) as an
-    installed package has them: the dev shell's PYTHONDONTWRITEBYTECODE would make every
-    run compile them again."""
-    e = env()
-    e.pop("PYTHONDONTWRITEBYTECODE", None)
-    e["PYTHONPYCACHEPREFIX"] = str(pycache)
-    return e
 
 
 ENV: dict[str, str] = {}

@@ -185,3 +185,18 @@ def test_joining_store_and_live_samples_does_not_load_numpy_ma() -> None:
                           env=cli_env(), timeout=60)
     assert proc.stdout.split("]")[0] == "[0, 1, 2", proc.stderr[-2000:]
     assert proc.stdout.split()[-2:] == ["2", "False"], proc.stdout
+
+
+# What a flame graph of a saved `perf script` file never needs: the artifact importer's
+# readers and writers (`analyze`'s), which the ingest package loaded as a whole.
+NOT_FOR_A_PERF_SCRIPT_FILE = ("corescope.ingest.importer", "corescope.ingest.write",
+                              "corescope.ingest.gather", "corescope.analysis.classify",
+                              "corescope.store.series_writer")
+
+
+def test_flame_of_a_perf_script_file_loads_no_artifact_importer() -> None:
+    path = str(FIXTURES / "profiles" / "spin_boot_default.txt")
+    mods = _imported("flame", "--perf-script", path, "--format", "folded")
+    assert "corescope.ingest.perf_write" in mods  # the probe imported the file
+    assert not set(NOT_FOR_A_PERF_SCRIPT_FILE) & mods, \
+        sorted(set(NOT_FOR_A_PERF_SCRIPT_FILE) & mods)

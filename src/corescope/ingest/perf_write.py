@@ -9,9 +9,8 @@ import math
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
-from typing import BinaryIO
+from typing import TYPE_CHECKING, BinaryIO
 
-from corescope.ingest.write import WriteContext, Written
 from corescope.model.common import Diagnostic
 from corescope.model.profiles import NO_CLOCK, UNANCHORED, ProfileChunk
 from corescope.sources import perf_import, perf_script
@@ -22,8 +21,13 @@ from corescope.store import profile_columns as pcols
 from corescope.store import profiles as ring
 from corescope.store.db import Store
 
+if TYPE_CHECKING:  # the artifact importer's; `flame --perf-script` never loads it
+    from corescope.ingest.write import WriteContext, Written
+
 
 def write_profile(p: Parsed, store: Store, ctx: WriteContext) -> Written:
+    from corescope.ingest.write import Written
+
     pay: ProfileText = p.extra
     got = pay.scanned
     if p.kind == "folded":
