@@ -26,6 +26,7 @@ from corescope.investigate.hypotheses import HYPOTHESIS_MODULES, declared
 from corescope.investigate.hypotheses.common import (
     benign_incidents,
     fact,
+    healed_by,
     preceded,
     preceded_on,
     real_incidents,
@@ -87,7 +88,7 @@ def consistent(hyps: list[Hypothesis]) -> list[Hypothesis]:
 
 def diagnose(inv: Investigation, thr: Thresholds) -> Diagnosis:
     d = _diagnose(inv, thr)
-    benign = tuple(_benign_line(v) for v in benign_incidents(inv))
+    benign = tuple(_benign_line(inv, v) for v in benign_incidents(inv))
     if benign:
         d = replace(d, verdict=replace(d.verdict, benign_events=benign))
     n = inv.node
@@ -98,12 +99,12 @@ def diagnose(inv: Investigation, thr: Thresholds) -> Diagnosis:
     return d
 
 
-def _benign_line(v: IncidentView) -> str:
+def _benign_line(inv: Investigation, v: IncidentView) -> str:
     from corescope.timeparse import iso
 
     e = v.incident.event
     where = " ".join(x for x in (e.driver, e.device, e.iface) if x) or "the NIC"
-    return (f"{e.kind} at {iso(e.time)} on {where}: one reset that completed, no hardware "
+    return (f"{e.kind} at {iso(e.time)} on {where}: {healed_by(inv, v)}, no hardware "
             "error, no starved core, no repeat")
 
 

@@ -198,23 +198,45 @@ def _counted(inv: Investigation) -> list[IncidentView]:
 NIC_KINDS = frozenset({"nic_tx_stall", "nic_reset", "nic_keepalive_timeout", "nic_tx_timeout"})
 
 
-def self_healed(v: IncidentView) -> bool:
-    """The driver said its reset completed (ENA's `Device reset completed successfully`)
-    and no line of the burst says a reset failed."""
+def healed_by(inv: Investigation, v: IncidentView) -> str | None:
+    """How the NIC said it recovered, or None: the driver's own `reset completed` line (ENA's
+    `Device reset completed successfully`, mlx5's `health recovery succeeded`), else its
+    link coming back up after the burst (Intel, bnxt, tg3, r8169 print no "reset done" line:
+    `Reset adapter`, then `NIC Link is Up`; a pulled cable's return says the same). A line of
+    the burst saying a reset failed, or the link down again at the window's end, is no
+    recovery."""
     lines = [v.incident.event, *v.incident.related]
     stages = {e.fields.get("stage") for e in lines if e.kind == "nic_reset"}
-    return "completed" in stages and "failed" not in stages
+    if "failed" in stages:
+        return None
+    if "completed" in stages:
+        return "one reset that completed"
+    head = v.incident.event
+    if head.iface is None and head.device is None:
+        return None
+    state = None
+    for e in inv.events:
+        if e.kind in ("link_up", "link_down") and e.time >= head.time and (
+                (head.iface is not None and e.iface == head.iface)
+                or (head.device is not None and e.device == head.device)):
+            state = e.kind
+    if state != "link_up":
+        return None
+    return ("the link went down and came back up" if head.kind == "link_down"
+            else "its link came back up after it")
 
 
 def benign_incidents(inv: Investigation) -> list[IncidentView]:
     """A single NIC burst in the window that healed itself, with no other sign: no hardware
     error line, no other incident, no starved core before it (a host pausing the VM for a
-    second, a switch flap). It is shown, not accused: a fault repeats or leaves errors."""
+    second, a switch flap, a cable pulled and put back). It is shown, not accused: a fault
+    repeats or leaves errors."""
     counted = _counted(inv)
     if len(counted) != 1 or any(e.kind == "hw_error" and not e.lab for e in inv.events):
         return []
     v = counted[0]
-    if v.incident.event.kind not in NIC_KINDS or v.incident.preceding or not self_healed(v):
+    if v.incident.event.kind not in NIC_KINDS | {"link_down"} or v.incident.preceding \
+            or healed_by(inv, v) is None:
         return []
     t, w = v.incident.event.time, inv.correlation_window_s
     if any(s.start <= t and s.end >= t - w for s in steal_episodes(inv)):

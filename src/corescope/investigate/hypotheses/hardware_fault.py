@@ -60,7 +60,7 @@ def evaluate(inv: Investigation, thr: Thresholds) -> Hypothesis:
     benign = benign_incidents(inv)
     if benign:
         ev["benign_nic_events"] = fact(len(benign), "events", "kernel log (one self-healed "
-                                       "reset, no hardware error, no repeat)")
+                                       "NIC event, no hardware error, no repeat)")
     if not hw and not unstarved and unseen:
         return Hypothesis(NAME, NOT_MEASURED, 0.2, ev,
                           "per-core samples " + uncovered_before(inv, unseen)
@@ -70,7 +70,7 @@ def evaluate(inv: Investigation, thr: Thresholds) -> Hypothesis:
                           "hardware error lines, or NIC faults that repeat with no starved "
                           "core before them",
                           "no hardware errors, and every NIC incident followed a starved core"
-                          if nic else "no hardware errors; one self-healed NIC reset (benign)"
+                          if nic else "no hardware errors; one self-healed NIC event (benign)"
                           if benign else "no hardware errors and no NIC incidents")
     if not hw and len(unstarved) < MIN_REPEATS:
         return Hypothesis(NAME, RULED_OUT, 0.1, ev,
