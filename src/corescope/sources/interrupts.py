@@ -85,8 +85,11 @@ def _parse_row(line: str, cpus: list[int], source: str, lineno: int,
     return IrqRow(irq=int(head), counts=counts, chip=chip, actions=actions)
 
 
-# Queue IRQ names by driver family.
-_TXRX = re.compile(r"^(?P<iface>[\w.@-]+?)-(?:Tx-Rx|TxRx|txrx|tx-rx|fp|comb|combined)-(?P<q>\d+)$")
+# Queue IRQ names by driver family: ENA `eth0-Tx-Rx-5`; Intel, bnxt_en `eth0-TxRx-3`; qede,
+# bnx2x `eth0-fp-2`; vmxnet3 (its default buddy-shared vectors), nfp, octeontx2
+# `ens192-rxtx-0` (vmxnet3_request_irqs, nfp_net_prepare_vector: `%s-rxtx-%d`).
+_TXRX = re.compile(r"^(?P<iface>[\w.@-]+?)-(?:Tx-Rx|TxRx|txrx|tx-rx|rxtx|fp|comb|combined)"
+                   r"-(?P<q>\d+)$")
 _DIR = re.compile(r"^(?P<iface>[\w.@-]+?)-(?P<dir>rx|tx|Rx|Tx|RX|TX)-(?P<q>\d+)$")
 _VIRTIO = re.compile(r"^(?P<dev>virtio\d+)-(?P<dir>input|output)\.(?P<q>\d+)$")
 _MLX5 = re.compile(r"^mlx5_comp(?P<q>\d+)@pci:(?P<bdf>[0-9a-fA-F:.]+)$")
@@ -96,7 +99,7 @@ _MLX5 = re.compile(r"^mlx5_comp(?P<q>\d+)@pci:(?P<bdf>[0-9a-fA-F:.]+)$")
 # superset (no digit asked for: the patterns take any Unicode digit), queue_of still
 # decides. parse_queue_rows parses only the lines holding one.
 _QUEUE_HINT = re.compile(rb"-(?:input|output)\.|mlx5_comp"
-                         rb"|-(?:Tx-Rx|TxRx|txrx|tx-rx|fp|comb|combined|rx|tx|Rx|Tx|RX|TX)-")
+                         rb"|-(?:Tx-Rx|TxRx|txrx|tx-rx|rxtx|fp|comb|combined|rx|tx|Rx|Tx|RX|TX)-")
 
 
 def parse_queue_rows(data: bytes, source: str = "/proc/interrupts") -> Interrupts:

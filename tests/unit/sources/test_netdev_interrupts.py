@@ -199,3 +199,15 @@ def test_property_interrupts_near_misses(text: str) -> None:
     ints = irqs.parse_proc_interrupts(text)
     for q in irqs.queue_map(ints, None, {"virtio2": "eth0"}):
         assert q.queue is None or q.queue >= 0
+
+
+def test_vmxnet3_and_nfp_rxtx_vectors_are_queues() -> None:
+    # vmxnet3 (buddy-shared vectors, its default), nfp and octeontx2 name a queue's vector
+    # `IFACE-rxtx-N`: a VMware guest's TX timeout has to find the CPU serving its queue
+    assert irqs.queue_of("ens192-rxtx-3", {}) == ("ens192", 3, "txrx")
+    assert irqs.queue_of("ens192-event-4", {}) is None
+    data = (FIX / "proc_interrupts_vmxnet3_4cpu.txt").read_bytes()
+    rows = irqs.parse_queue_rows(data)
+    qmap = irqs.queue_map(rows, None, {})
+    assert sorted((q.iface, q.queue, q.cpus) for q in qmap) == [
+        ("ens192", 0, (3,)), ("ens192", 1, (1,)), ("ens192", 2, (0,)), ("ens192", 3, (2,))]
