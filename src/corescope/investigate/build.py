@@ -105,9 +105,9 @@ def investigate(ev: Evidence, window: Window, options: Options | None = None,
         if samples_ctx else None
 
     def serving(e: KernelEvent) -> frozenset[int] | None:
-        if e.iface is None or e.queue is None:
+        if e.queue is None:
             return None
-        return serving_cpus(ev.irq_map_at(e.time), e.iface, e.queue)
+        return serving_cpus(ev.irq_map_at(e.time), e.iface, e.queue, e.device)
 
     incs = []
     if "incidents" in parts:

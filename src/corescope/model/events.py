@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
@@ -99,13 +100,36 @@ class QueueIrq:
     cpus: tuple[int, ...]  # CPUs that serve it (see serving_cpus below)
     basis: str  # how `cpus` was decided: "delta" | "affinity" | "total"
 
+    @property
+    def device(self) -> str | None:
+        """The bus id the IRQ name holds, as the driver's log prefix prints it: virtio's
+        `virtio1-output.2` → `virtio1`, mlx5's `mlx5_comp2@pci:0000:08:00.0` →
+        `0000:08:00.0` (what ties the queue to its NIC when no /sys/class/net says which
+        interface it is: a saved /proc/interrupts)."""
+        m = _IRQ_DEVICE.search(self.name)
+        return (m.group(1) or m.group(2)) if m else None
 
-def serving_cpus(qmap: list[QueueIrq], iface: str | None, queue: int | None
-                 ) -> frozenset[int] | None:
-    """CPUs that serve (iface, queue): its TX or combined IRQ. None when unknown."""
-    if iface is None or queue is None:
+
+_IRQ_DEVICE = re.compile(
+    r"^(virtio\d+)-|@pci:([0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7])$")
+
+
+def names_iface(irq_iface: str, iface: str) -> bool:
+    """Whether an IRQ name's interface part is `iface`: i40e, ice and iavf put the driver's
+    name first (`i40e-eth1-TxRx-3`), which nothing strips in a saved /proc/interrupts (no
+    /sys/class/net there to say which interfaces exist)."""
+    return irq_iface == iface or irq_iface.endswith("-" + iface)
+
+
+def serving_cpus(qmap: list[QueueIrq], iface: str | None, queue: int | None,
+                 device: str | None = None) -> frozenset[int] | None:
+    """CPUs that serve (iface, queue): its TX or combined IRQ. None when unknown. An IRQ
+    not tied to an interface is the queue's when its name holds the NIC's `device`."""
+    if queue is None or (iface is None and device is None):
         return None
-    hits = [q for q in qmap if q.iface == iface and q.queue == queue and q.direction != "rx"]
+    hits = [q for q in qmap if q.queue == queue and q.direction != "rx"
+            and (iface is not None and names_iface(q.iface, iface) if q.iface is not None
+                 else device is not None and q.device == device)]
     if not hits:
         return None
     return frozenset(c for q in hits for c in q.cpus)

@@ -211,3 +211,24 @@ def test_vmxnet3_and_nfp_rxtx_vectors_are_queues() -> None:
     qmap = irqs.queue_map(rows, None, {})
     assert sorted((q.iface, q.queue, q.cpus) for q in qmap) == [
         ("ens192", 0, (3,)), ("ens192", 1, (1,)), ("ens192", 2, (0,)), ("ens192", 3, (2,))]
+
+
+def test_a_saved_map_without_sysfs_ties_mlx5_and_virtio_queues_by_their_device() -> None:
+    # a saved /proc/interrupts comes without /sys/class/net: mlx5's and virtio's IRQ names
+    # hold no interface, but they hold the bus id the driver's log lines print
+    # (`mlx5_core 0000:08:00.0 eth2: TX timeout on queue: 2`, `virtio_net virtio2 eth0: ...`)
+    mlx = irqs.parse_proc_interrupts((FIX / "proc_interrupts_mlx5_i40e_4cpu.txt").read_text())
+    qmap = irqs.queue_map(mlx, None, {})
+    assert {q.iface for q in qmap if q.name.startswith("mlx5")} == {None}
+    assert serving_cpus(qmap, "eth2", 2, "0000:08:00.0") == {2}
+    assert serving_cpus(qmap, "eth2", 2, "0000:09:00.0") is None  # another NIC's
+    assert serving_cpus(qmap, "eth2", 2) is None
+    # i40e names its vectors after the driver and the interface (`i40e-eth1-TxRx-1`):
+    # without sysfs the driver's name stays on, and still names eth1's queue
+    assert serving_cpus(qmap, "eth1", 1, "0000:18:00.1") == {1}
+    assert serving_cpus(qmap, "th1", 1, "0000:18:00.1") is None
+    vio = irqs.parse_proc_interrupts((FIX / "proc_interrupts_virtio_2cpu.txt").read_text())
+    vmap = irqs.queue_map(vio, None, {})
+    tx = next(q for q in vmap if q.name == "virtio2-output.0")
+    assert serving_cpus(vmap, "eth0", 0, "virtio2") == frozenset(tx.cpus)
+    assert serving_cpus(vmap, "eth0", 0, "virtio3") is None

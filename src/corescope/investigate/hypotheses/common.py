@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from corescope.investigate.diagnosis import Fact
 from corescope.investigate.model import HotCoreProfile, IncidentView, Investigation
 from corescope.model.cores import Episode
+from corescope.model.events import names_iface
 
 # Kernel functions of the memcg stat read and tree walk, matched as a family: the v1/v2 stat
 # files, the hierarchy iterator, the css walk, rstat flushing, per-memcg LRU counts, and
@@ -163,7 +164,8 @@ def serving_cpus(v: IncidentView) -> set[int] | None:
     if e.queue is None:
         return None
     cpus = {c for q in v.interrupt_map if q.queue == e.queue
-            and (e.iface is None or q.iface in (None, e.iface)) for c in q.cpus}
+            and (e.iface is None or q.iface is None or names_iface(q.iface, e.iface))
+            for c in q.cpus}
     return cpus or None
 
 
