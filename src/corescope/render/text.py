@@ -24,6 +24,9 @@ def where_of(e: KernelEvent) -> str:
 # What to do when nothing stands; each hypothesis declares its own advice (DECLARED.advice).
 # Advice only: corescope never acts on a node.
 UNDETERMINED_ADVICE = "collect what was not measured (below) and run again"
+# undetermined with every hypothesis measured and ruled out: nothing left to collect
+UNDETERMINED_MEASURED = ("read the incidents themselves (`corescope events`): every hypothesis "
+                         "was measured and none fits")
 
 
 def advice_for(root_cause: str) -> str:
@@ -60,6 +63,9 @@ def print_diagnosis(d: Diagnosis | None, hypotheses: bool = False) -> None:
              f"  node: could not tell which of the {n['nodes_listed']} listed nodes this is "
              "(name it with --node); no pod tagged with a node is blamed")
     advice = advice_for(v.root_cause)
+    if v.root_cause == "undetermined" and not any(h.verdict == "not_measured"
+                                                  for h in d.hypotheses):
+        advice = UNDETERMINED_MEASURED
     if advice:
         echo("  next: " + advice.format(culprit=v.culprit or "?",
                                         cpu="?" if v.hot_cpu is None else v.hot_cpu))
@@ -70,7 +76,7 @@ def print_diagnosis(d: Diagnosis | None, hypotheses: bool = False) -> None:
         for h in missing:
             echo(f"  to decide {h.name}: {h.would_change}")
         if not missing and not hypotheses:
-            echo("  no hypothesis fits what was measured (`corescope diagnose` shows each)")
+            echo("  `corescope diagnose` shows each hypothesis and why it was ruled out")
     else:
         missing = [h for h in d.hypotheses if h.verdict == "not_measured"]
         if missing:

@@ -96,3 +96,19 @@ def test_the_report_json_says_which_incidents_the_core_record_covers() -> None:
     assert [i["cores_covered"] for i in by_time] == [False, True], by_time
     assert by_time[0]["preceding_episodes"] == []
     assert by_time[1]["preceding_episodes"]  # the covered one followed the hot core
+
+
+def test_undetermined_with_everything_measured_does_not_ask_to_collect_more(capsys) -> None:  # type: ignore[no-untyped-def]
+    """Every hypothesis measured and ruled out (one RCU stall on a calm, fully recorded
+    node): the advice is to read the incidents, not to "collect what was not measured
+    (below)" with nothing below."""
+    from corescope.investigate.diagnosis import RULED_OUT, Diagnosis, Hypothesis, Verdict
+
+    hyps = tuple(Hypothesis(n, RULED_OUT, 0.0, summary="no") for n in
+                 ("zombie_memcg_leak", "hardware_fault", "healthy"))
+    for hypotheses in (False, True):
+        print_diagnosis(Diagnosis(Verdict("undetermined", None, None, None, 0.0), (), hyps),
+                        hypotheses=hypotheses)
+        out = capsys.readouterr().out
+        assert "collect what was not measured" not in out, out
+        assert "next: read the incidents themselves (`corescope events`)" in out
