@@ -1,5 +1,5 @@
 """sar's per-CPU load in sadf's other output forms, read into the same samples `sadf -d`
-(`sysstat.sadf_csv`) and `sadf -j` give: the same percentages-to-ticks conversion and the
+(`sadf_csv`) and `sadf -j` give: the same percentages-to-ticks conversion and the
 same time rules (sadf states UTC; `-t` is the node's local time; `-U` epoch seconds).
 
 - `sadf_ppc`: `sadf -p` ("ppc" form), one value a line, tab-separated
@@ -11,7 +11,7 @@ same time rules (sadf states UTC; `-t` is the node's local time; `-U` epoch seco
   over.
 - `sadf_xml`: `sadf -x`, `<timestamp date= time= utc= interval=><cpu-load><cpu number="0"
   usr=... />`: each timestamp element becomes the entry `sadf -j` prints and is read by the
-  same code (`sysstat.read_sadf_entry`). Parsed as a stream by expat with no DTD loaded (sadf
+  same code (`sadf_json.read_sadf_entry`). Parsed as a stream by expat with no DTD loaded (sadf
   names an http DTD: never fetched) and refused outright when the document declares entities
   (the billion-laughs and external-entity attacks need a declaration), as defusedxml does.
 """
@@ -23,16 +23,15 @@ from typing import Any
 from xml.parsers import expat
 
 from corescope.sources.artifacts.base import Parsed
-from corescope.sources.artifacts.sysstat import (
-    _ALIAS,
-    _M,
+from corescope.sources.artifacts.sadf_csv import sadf_time
+from corescope.sources.artifacts.sadf_json import read_sadf_entry, sadf_local_zone
+from corescope.sources.artifacts.sysstat_samples import (
+    ALIAS,
+    MODE_AT,
     PctSamples,
-    _cpu_id,
-    _num,
+    cpu_id,
     finish,
-    read_sadf_entry,
-    sadf_local_zone,
-    sadf_time,
+    num,
 )
 
 KINDS = ("sadf_ppc", "sadf_xml")
@@ -72,7 +71,7 @@ def _parse_ppc(data: bytes, acc: PctSamples, p: Parsed) -> None:
             ids: list[int] = []
             rows: list[list[float]] = []
             for cpu, row in group.items():
-                if fields is None and _M["idle"] in row:
+                if fields is None and MODE_AT["idle"] in row:
                     fields = frozenset(row)
                 if fields is None or not fields <= row.keys():
                     cut += 1  # the file ends (or breaks) inside this CPU's fields
@@ -92,10 +91,10 @@ def _parse_ppc(data: bytes, acc: PctSamples, p: Parsed) -> None:
             if line.strip():
                 bad += 1
             continue
-        mode = _M.get(_ALIAS.get(f[4], ""), -1)
+        mode = MODE_AT.get(ALIAS.get(f[4], ""), -1)
         if mode < 0 or not f[3].startswith("cpu"):
             continue  # "all", or another activity's rows
-        cpu = _cpu_id(f[3][3:])
+        cpu = cpu_id(f[3][3:])
         t = sadf_time(f[2])
         try:
             itv = float(f[1])
@@ -115,7 +114,7 @@ def _parse_ppc(data: bytes, acc: PctSamples, p: Parsed) -> None:
         if mode in row:
             twice += 1  # the first kept, as sadf_csv keeps a CPU's first row
             continue
-        row[mode] = _num(f[5])
+        row[mode] = num(f[5])
     flush()
     if twice:
         p.diag(f"{twice} values given twice for one CPU and time: the first kept")
