@@ -48,12 +48,14 @@ class ProcCgroupsRow:
 
 @dataclass(frozen=True)
 class CgroupStat:
-    """A v2 cgroup.stat file. `subsys`/`dying_subsys` hold 6.12+ nr_[dying_]subsys_<ctrl>."""
+    """A v2 cgroup.stat file. `subsys`/`dying_subsys` hold 6.12+ nr_[dying_]subsys_<ctrl>;
+    `unreadable` the keys whose line held no readable count, each with its line number."""
 
     nr_descendants: int | None = None
     nr_dying_descendants: int | None = None
     subsys: dict[str, int] = field(default_factory=dict)
     dying_subsys: dict[str, int] = field(default_factory=dict)
+    unreadable: dict[str, int] = field(default_factory=dict)
 
     def dying_memory(self) -> int | None:
         """Dying memcgs at and below this cgroup; falls back to dying cgroups of any kind."""

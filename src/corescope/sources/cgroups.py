@@ -167,6 +167,7 @@ def parse_cgroup_stat(text: str | bytes, source: str = "cgroup.stat"
     vals: dict[str, int] = {}
     sub: dict[str, int] = {}
     dying: dict[str, int] = {}
+    unreadable: dict[str, int] = {}
     diags: list[Diagnostic] = []
     for lineno, line in enumerate(as_text(text).splitlines(), 1):
         parts = line.split()
@@ -175,6 +176,7 @@ def parse_cgroup_stat(text: str | bytes, source: str = "cgroup.stat"
         value = count_of(parts[1]) if len(parts) == 2 else None
         if value is None:  # not digits, or past what a store holds
             diags.append(Diagnostic(source, f"unreadable line: {line[:80]!r}", lineno))
+            unreadable.setdefault(parts[0], lineno)
             continue
         key = parts[0]
         if key.startswith("nr_dying_subsys_"):
@@ -184,7 +186,7 @@ def parse_cgroup_stat(text: str | bytes, source: str = "cgroup.stat"
         else:
             vals[key] = value
     return CgroupStat(vals.get("nr_descendants"), vals.get("nr_dying_descendants"), sub,
-                      dying), diags
+                      dying, unreadable), diags
 
 
 # ---------------------------------------------------------------------------------------------
@@ -302,6 +304,12 @@ def _implausible(kernel: int | None, live: int | None, dying: int | None) -> str
 # the cgroup.stat keys a v2 census counts with (v2_memcg_counts)
 _COUNT_KEYS = ("nr_subsys_memory", "nr_dying_subsys_memory", "nr_descendants",
                "nr_dying_descendants")
+
+
+def unreadable_counts(stat: CgroupStat) -> list[str]:
+    """The count keys whose cgroup.stat line could not be read (not digits, or past what a
+    store holds): a census has no such count, never a count of 0 in its place."""
+    return [k for k in stat.unreadable if k in _COUNT_KEYS]
 
 
 def _off(diags: list[Diagnostic], why: str) -> CensusResult:
@@ -470,11 +478,10 @@ def _census_v2(root: Root, layout: CgroupLayout, now: float, bid: str, up: float
     except OSError as exc:
         diags.append(Diagnostic(layout.memory_mount + "/cgroup.stat", f"unreadable: {exc}"))
         return CensusResult(None, None, diags)
-    # a count line that cannot be read (not digits, or past what a store holds) leaves the
-    # census without that count: off, never a count of 0 in its place
-    bad = next((x for x in d if any(k in x.message for k in _COUNT_KEYS)), None)
-    if bad is not None:
-        return _off(diags, f"{layout.memory_mount}/cgroup.stat: {bad.message}")
+    bad = unreadable_counts(stat)
+    if bad:
+        return _off(diags, f"{layout.memory_mount}/cgroup.stat:{stat.unreadable[bad[0]]}: "
+                           f"unreadable line for {bad[0]}, a count the census needs")
     walk_ms = (time.perf_counter() - t0) * 1000.0
     counts = v2_memcg_counts(stat)
     if counts is None:

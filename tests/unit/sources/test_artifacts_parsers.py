@@ -281,6 +281,19 @@ def test_cgroup_stat_with_memory_counters_uses_them(utc) -> None:  # type: ignor
     assert "nr_dying_subsys_memory" in c.source
 
 
+def test_cgroup_stat_block_with_an_unreadable_count_gives_no_census(utc) -> None:  # type: ignore[no-untyped-def]
+    """A dying count past what a store holds (all digits, so a counter line) leaves its block
+    without a census, never 0 dying in its place; the next block is read."""
+    text = ("Mon Nov 30 10:00:00 UTC 2026\nnr_descendants 70\nnr_subsys_memory 60\n"
+            "nr_dying_descendants 900\nnr_dying_subsys_memory 1" + "0" * 30 + "\n"
+            "Mon Nov 30 10:00:10 UTC 2026\nnr_descendants 70\nnr_subsys_memory 60\n"
+            "nr_dying_descendants 900\nnr_dying_subsys_memory 880\n")
+    p = census_loop.parse(text.encode(), "census_loop", "t")
+    assert [(c.live, c.dying) for c in p.censuses] == [(60, 880)]
+    assert any("nr_dying_subsys_memory" in d.message and "no census" in d.message
+               for d in p.diagnostics), p.diagnostics
+
+
 def test_single_cgroup_stat_and_garbage_in_a_block() -> None:
     assert census_loop.sniff("nr_descendants 5\nnr_dying_descendants 2\n") == "cgroup_stat"
     p = census_loop.parse(b"nr_descendants 5\nnr_dying_descendants 2\n", "cgroup_stat", "t")

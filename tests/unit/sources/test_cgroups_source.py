@@ -327,3 +327,39 @@ def test_census_reader_live_uptime_is_proc_uptime() -> None:
         assert reader.boot_id == Path("/proc/sys/kernel/random/boot_id").read_text().strip()
     finally:
         reader.close()
+
+
+def _v612_with(tmp: Path, old: str, new: str) -> Root:
+    """The 6.12 host's tree with one line of its root cgroup.stat replaced."""
+    shutil.copytree(Z / "v612", tmp / "v612", symlinks=True)
+    stat = tmp / "v612/sys/fs/cgroup/cgroup.stat"
+    text = stat.read_text()
+    assert old in text
+    stat.write_text(text.replace(old, new))
+    return Root(tmp / "v612")
+
+
+def test_census_off_when_a_count_line_is_unreadable_whatever_its_text(tmp_path: Path) -> None:
+    """The dying count's line unreadable, printed after 80 blanks (the diagnostic quotes only
+    the first 80 characters, so its text never names the key): no census, never 0 dying."""
+    root = _v612_with(tmp_path, "nr_dying_subsys_memory 1838",
+                      " " * 80 + "nr_dying_subsys_memory 1838x")
+    stat, _ = cg.parse_cgroup_stat(root.read_text("/sys/fs/cgroup/cgroup.stat"))
+    assert stat.unreadable == {"nr_dying_subsys_memory": 9}
+    layout, _ = cg.read_layout(root)
+    res = cg.take_census(root, layout)
+    assert res.census is None
+    assert any("nr_dying_subsys_memory" in d.message and "unreadable line" in d.message
+               for d in res.diagnostics), res.diagnostics
+
+
+def test_census_kept_when_an_uncounted_key_named_like_a_count_is_unreadable(
+        tmp_path: Path) -> None:
+    """An unreadable line of a key the census does not count, whose name begins with one it
+    does (a later kernel's `nr_subsys_memory_peak 7 (max)`): the counts are all there."""
+    root = _v612_with(tmp_path, "nr_subsys_pids 5", "nr_subsys_memory_peak 7 (max)")
+    stat, _ = cg.parse_cgroup_stat(root.read_text("/sys/fs/cgroup/cgroup.stat"))
+    assert stat.unreadable == {"nr_subsys_memory_peak": 5}
+    layout, _ = cg.read_layout(root)
+    c = cg.take_census(root, layout).census
+    assert c is not None and (c.live, c.dying) == (5, 1838)

@@ -30,7 +30,12 @@ from corescope.model.cgroups import MemcgCensus
 from corescope.sources.artifacts.base import Parsed
 from corescope.sources.artifacts.dates import parse_date_line
 from corescope.sources.artifacts.loops import split_dated
-from corescope.sources.cgroups import parse_cgroup_stat, parse_proc_cgroups, v2_memcg_counts
+from corescope.sources.cgroups import (
+    parse_cgroup_stat,
+    parse_proc_cgroups,
+    unreadable_counts,
+    v2_memcg_counts,
+)
 
 KINDS = ("census_loop", "proc_cgroups", "cgroup_stat")
 
@@ -159,6 +164,10 @@ def _parse_v2(p: Parsed, text: str, source: str) -> Parsed:
         stat, diags = parse_cgroup_stat(stat_text, source)
         for d in diags[:3]:
             p.diag(d.message, lineno)
+        bad = unreadable_counts(stat)
+        if bad:
+            p.diag(f"block whose {bad[0]} line is unreadable: no census from it", lineno)
+            continue
         counts = v2_memcg_counts(stat)
         if counts is None:
             if lines:
