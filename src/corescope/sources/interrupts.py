@@ -93,12 +93,16 @@ _TXRX = re.compile(r"^(?P<iface>[\w.@-]+?)-(?:Tx-Rx|TxRx|txrx|tx-rx|rxtx|fp|comb
 _DIR = re.compile(r"^(?P<iface>[\w.@-]+?)-(?P<dir>rx|tx|Rx|Tx|RX|TX)-(?P<q>\d+)$")
 _VIRTIO = re.compile(r"^(?P<dev>virtio\d+)-(?P<dir>input|output)\.(?P<q>\d+)$")
 _MLX5 = re.compile(r"^mlx5_comp(?P<q>\d+)@pci:(?P<bdf>[0-9a-fA-F:.]+)$")
+# gve (Google Cloud): one vector per notification block, `gve-ntfy-blkN@pci:BDF`; the first
+# half of the blocks serve TX queues 0.., the second half RX queues 0.. (gve.h
+# gve_tx_idx_to_ntfy, gve_rx_idx_to_ntfy): which half takes the device's block count
+_GVE = re.compile(r"^gve-ntfy-blk(?P<q>\d+)@pci:(?P<bdf>[0-9a-fA-F:.]+)$")
 
 
 # What every IRQ name queue_of accepts contains (each pattern above needs one of these): a
 # superset (no digit asked for: the patterns take any Unicode digit), queue_of still
 # decides. parse_queue_rows parses only the lines holding one.
-_QUEUE_HINT = re.compile(rb"-(?:input|output)\.|mlx5_comp"
+_QUEUE_HINT = re.compile(rb"-(?:input|output)\.|mlx5_comp|gve-ntfy-blk"
                          rb"|-(?:Tx-Rx|TxRx|txrx|tx-rx|rxtx|fp|comb|combined|rx|tx|Rx|Tx|RX|TX)-")
 
 
@@ -141,6 +145,9 @@ def queue_of(name: str, dev_to_iface: dict[str, str], ifaces: set[str] | None = 
     m = _MLX5.match(name)
     if m:
         return dev_to_iface.get(m.group("bdf")), int(m.group("q")), "txrx"
+    m = _GVE.match(name)
+    if m:  # the block's number: queue_map makes it a TX or RX queue
+        return dev_to_iface.get(m.group("bdf")), int(m.group("q")), "block"
     for pattern, direction in ((_TXRX, "txrx"), (_DIR, None)):
         m = pattern.match(name)
         if not m:
@@ -212,6 +219,11 @@ def queue_map(cur: Interrupts, prev: Interrupts | None, dev_to_iface: dict[str, 
     (those whose counts did not move)."""
     lookup = _affinity_lookup(affinity)
     prev_rows = {r.irq: r for r in prev.rows} if prev else {}
+    blocks: dict[str, int] = {}  # gve: notification blocks per device
+    for row in cur.rows:
+        for name in row.actions:
+            if (g := _GVE.match(name)) is not None:
+                blocks[g.group("bdf")] = blocks.get(g.group("bdf"), 0) + 1
     out: list[QueueIrq] = []
     for row in cur.rows:
         for name in row.actions:
@@ -219,6 +231,9 @@ def queue_map(cur: Interrupts, prev: Interrupts | None, dev_to_iface: dict[str, 
             if q is None:
                 continue
             iface, queue, direction = q
+            if direction == "block" and queue is not None:
+                half = blocks.get(name.split("@pci:", 1)[1], 0) // 2
+                queue, direction = (queue, "tx") if queue < half else (queue - half, "rx")
             cpus: tuple[int, ...] = ()
             basis = ""
             p = prev_rows.get(row.irq)

@@ -232,3 +232,16 @@ def test_a_saved_map_without_sysfs_ties_mlx5_and_virtio_queues_by_their_device()
     tx = next(q for q in vmap if q.name == "virtio2-output.0")
     assert serving_cpus(vmap, "eth0", 0, "virtio2") == frozenset(tx.cpus)
     assert serving_cpus(vmap, "eth0", 0, "virtio3") is None
+
+
+def test_gve_notification_blocks_are_tx_then_rx_queues() -> None:
+    # gve gives each notification block a vector; the first half serve TX queues, the
+    # second half RX queues: `Timeout on tx queue, 2` on a GCP VM is block 2's CPU
+    data = (FIX / "proc_interrupts_gve_4cpu.txt").read_bytes()
+    qmap = irqs.queue_map(irqs.parse_queue_rows(data), None, {})
+    got = sorted((q.queue, q.direction, q.cpus) for q in qmap)
+    assert got == [(0, "rx", (0,)), (0, "tx", (0,)), (1, "rx", (1,)), (1, "tx", (1,)),
+                   (2, "rx", (2,)), (2, "tx", (2,)), (3, "rx", (3,)), (3, "tx", (3,))]
+    assert all(q.device == "0000:00:04.0" for q in qmap)
+    assert serving_cpus(qmap, "ens4", 2, "0000:00:04.0") == {2}
+    assert irqs.queue_of("gve-mgmnt@pci:0000:00:04.0", {}) is None
