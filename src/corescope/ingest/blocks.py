@@ -131,7 +131,7 @@ def write_big(p: Parsed, a: Artifact, store: Store, ctx: WriteContext) -> Writte
     assert mod is not None and a.content is not None
     if not streamable(p.kind, a.head(SNIFF_BYTES)):
         return write_parsed(mod.parse(a.read_all(), p.kind, a.label), store, ctx)
-    w = KernelWriter(store, ctx)
+    w = KernelWriter(store, ctx, p.boot_times)
     for _, block in blocks(a.content):
         w.add(mod.parse(block, p.kind, a.label).kernel)
     return w.finish()

@@ -16,7 +16,7 @@ from __future__ import annotations
 import dataclasses
 import importlib
 import sqlite3
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -26,7 +26,7 @@ from corescope.analysis.reports import ReportJoiner
 from corescope.model.cgroups import MemcgCensus, RestartRecord
 from corescope.model.events import KmsgRecord
 from corescope.model.matrix import CoreMatrix
-from corescope.sources.artifacts.base import Parsed
+from corescope.sources.artifacts.base import BootTime, Parsed
 from corescope.store import census as census_store
 from corescope.store import events as events_store
 from corescope.store.db import Store
@@ -157,12 +157,31 @@ class SeenLines:
             self._db = None
 
 
+def zone_shift(own: Sequence[BootTime], boot: float | None) -> float:
+    """How far a log's zone-less wall stamps are off by a time zone: its own boot time (its
+    syslog stamps against the kernel's since-boot stamps of the same lines, a kern.log's)
+    against the boot time settled from the other artifacts, when they differ by whole
+    quarter hours (a zone offset, at most 14 h; a `/proc/stat` btime is UTC). 0 otherwise:
+    agreeing, or off by anything else (a reboot, another node) is not a zone."""
+    if boot is None:
+        return 0.0
+    for b in own:
+        d = b.epoch - boot
+        q = round(d / 900.0) * 900.0
+        if b.zoneless and 900.0 <= abs(q) <= 14 * 3600.0 and abs(d - q) <= b.error_s + 2.0:
+            return q
+    return 0.0
+
+
 class KernelWriter:
     """One file's kernel records, written batch by batch (a big log block by block): the
-    report joiner and the counts run across batches, the notes are said once at the end."""
+    report joiner and the counts run across batches, the notes are said once at the end.
+    `own`: the boot times the file itself gave (its syslog stamps were in another zone than
+    this machine's when they are whole quarter hours off the settled one: shifted back)."""
 
-    def __init__(self, store: Store, ctx: WriteContext) -> None:
+    def __init__(self, store: Store, ctx: WriteContext, own: Sequence[BootTime] = ()) -> None:
         self.store, self.ctx = store, ctx
+        self.shift = zone_shift(own, ctx.boot_time)
         self.joiner = ReportJoiner()
         self.untimed = self.dups = self.written = 0
         self.unanchored = False
@@ -172,10 +191,11 @@ class KernelWriter:
 
     def _time(self, r: KmsgRecord) -> float | None:
         ctx = self.ctx
-        if r.wall is not None and not (r.usec is not None and ctx.boot_time is not None
-                                       and r.source == "dmesg"
-                                       and abs(ctx.boot_time + r.usec / 1e6 - r.wall) < 2.0):
-            return r.wall
+        wall = r.wall - self.shift if r.wall is not None else None
+        if wall is not None and not (r.usec is not None and ctx.boot_time is not None
+                                     and r.source == "dmesg"
+                                     and abs(ctx.boot_time + r.usec / 1e6 - wall) < 2.0):
+            return wall
         if r.usec is not None:
             if ctx.boot_time is not None:
                 # a kern.log line's whole-second syslog stamp is refined by the kernel's own
@@ -206,6 +226,13 @@ class KernelWriter:
 
     def finish(self) -> Written:
         notes = []
+        if self.shift:
+            h = abs(self.shift) / 3600
+            notes.append(f"its syslog stamps print no zone and read {h:g} h "
+                         f"{'ahead of' if self.shift > 0 else 'behind'} what its kernel stamps "
+                         f"and the boot time used ({self.ctx.boot_time_how}) say: the node's "
+                         "time zone is not this machine's (TZ); its lines are placed by their "
+                         "kernel stamps")
         if self.untimed:
             notes.append(f"{self.untimed} records without any timestamp were not imported")
         if self.dups:
@@ -220,7 +247,7 @@ class KernelWriter:
 
 
 def write_kernel(p: Parsed, store: Store, ctx: WriteContext) -> Written:
-    w = KernelWriter(store, ctx)
+    w = KernelWriter(store, ctx, p.boot_times)
     w.add(p.kernel)
     return w.finish()
 

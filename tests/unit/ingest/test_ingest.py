@@ -122,3 +122,47 @@ def test_dmesg_notime_is_named_in_the_reason(tmp_path: Path) -> None:
         rep = import_paths([d], st)
     assert rep.files[0].status == "skipped"
     assert "without timestamps" in (rep.files[0].reason or "")
+
+
+def _kern_log(tmp_path: Path, off_s: float) -> Path:
+    """A kern.log of ENA lines as rsyslog writes them (`Mon DD HH:MM:SS host kernel: [ sec.usec]
+    ...`: traditional stamps, no zone), written on a node whose clock reads `off_s` from
+    this machine's local time, beside the node's /proc/stat loop (btime, UTC)."""
+    import time
+
+    d = _folder(tmp_path, "procstat_loop_date.txt")
+    lines = []
+    for usec, msg in ((STALL_USEC, "ena 0000:00:05.0 eth0: TX q 5 is paused for too long "
+                                   "(threshold 5000000). Time since last napi 6120000 usec. "
+                                   "napi scheduled: 1"),
+                      (STALL_USEC + 21, "ena 0000:00:05.0 eth0: Trigger reset is on"),
+                      (STALL_USEC + 910_000, "ena 0000:00:05.0 eth0: Device reset completed "
+                                             "successfully, Driver info: Elastic Network "
+                                             "Adapter (ENA) v2.8.0g")):
+        wall = BTIME + usec / 1e6 + 0.4 + off_s  # syslog stamps a moment after the kernel
+        stamp = time.strftime("%b %e %H:%M:%S", time.localtime(wall))
+        lines.append(f"{stamp} node-17 kernel: [{usec // 1_000_000:5d}.{usec % 1_000_000:06d}] "
+                     f"{msg}\n")
+    (d / "kern.log").write_text("".join(lines))
+    return d
+
+
+def test_a_kern_log_from_another_time_zone_is_placed_by_its_kernel_stamps(
+        tmp_path: Path) -> None:
+    # the node ran on US Pacific (8 h behind): its syslog stamps, read here, are 8 h early;
+    # the kernel's since-boot stamps and btime say when the lines really were
+    d = _kern_log(tmp_path, -8 * 3600)
+    with Store.open(tmp_path / "s") as st:
+        rep = import_paths([d], st)
+        assert rep.boot_time == BTIME
+        assert _stall_times(st)[0] == pytest.approx(BTIME + STALL_USEC / 1e6)
+        log = next(f for f in rep.files if Path(f.path).name == "kern.log")
+        assert "8 h behind" in (log.reason or ""), log.reason
+
+
+def test_a_kern_log_off_by_no_zone_keeps_its_stamps(tmp_path: Path) -> None:
+    # 37 min 13 s off is no time zone (another node's log, a clock set wrong): kept as printed
+    d = _kern_log(tmp_path, -(37 * 60 + 13))
+    with Store.open(tmp_path / "s") as st:
+        import_paths([d], st)
+        assert _stall_times(st)[0] == pytest.approx(BTIME + STALL_USEC / 1e6 - 2233, abs=1.0)

@@ -28,6 +28,9 @@ class BootTime:
     epoch: float
     how: str  # e.g. "btime in /proc/stat", "journal realtime - monotonic"
     error_s: float = 1.0  # how far off it may be
+    # from wall-clock stamps that print no zone (read in this machine's): off by a time zone
+    # when the node's differed
+    zoneless: bool = False
 
 
 @dataclass

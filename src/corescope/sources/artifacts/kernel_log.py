@@ -23,6 +23,8 @@ from corescope.sources.artifacts.base import BootTime, Parsed
 from corescope.sources.kmsg_saved import parse_saved_log
 from corescope.sources.kmsg_text import SYSLOG_LINE, syslog_wall
 
+# an RFC 3339 / spaced stamp that names its zone (`+01:00`, `Z`)
+_ZONED = re.compile(rb"(?:Z|[+-]\d\d:?\d\d)$")
 # `[  342.006981]` at the start of a syslog line's text: the kernel's stamp beside syslog's
 _STAMP = re.compile(rb"\[\s*(?P<sec>\d{1,10})\.(?P<us>\d{6})\]")
 
@@ -94,7 +96,7 @@ def _syslog_boot_time(data: bytes, p: Parsed, now: float | None = None) -> BootT
     (traditional or RFC 3339 stamps). A reboot inside the log restarts the stamps: the last
     boot's lines are used."""
     pairs: list[tuple[float, float]] = []
-    trad = False
+    trad = zoneless = False
     for line in data.split(b"\n"):
         if b" kernel: [" not in line[:120] and b" kernel:[" not in line[:120]:
             continue
@@ -108,6 +110,8 @@ def _syslog_boot_time(data: bytes, p: Parsed, now: float | None = None) -> BootT
         if wall is None:
             continue
         trad = trad or m["trad"] is not None
+        zoneless = zoneless or not (m["unix"] or m["full"]
+                                    or _ZONED.search(m["iso"] or m["spaced"] or b""))
         pairs.append((wall, int(s.group("sec")) + int(s.group("us")) / 1e6))
     if not pairs:
         return None
@@ -124,4 +128,4 @@ def _syslog_boot_time(data: bytes, p: Parsed, now: float | None = None) -> BootT
         year = time.localtime(pairs[-1][0]).tm_year
         how += f" (year {year}: syslog prints none)"
     # syslog stamps whole seconds when it receives the line: at most ~1 s after the kernel's
-    return BootTime(statistics.median(offsets), how, 1.5)
+    return BootTime(statistics.median(offsets), how, 1.5, zoneless)
