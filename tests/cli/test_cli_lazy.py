@@ -200,3 +200,25 @@ def test_flame_of_a_perf_script_file_loads_no_artifact_importer() -> None:
     assert "corescope.ingest.perf_write" in mods  # the probe imported the file
     assert not set(NOT_FOR_A_PERF_SCRIPT_FILE) & mods, \
         sorted(set(NOT_FOR_A_PERF_SCRIPT_FILE) & mods)
+
+
+# Each `flame --format` loads its own renderer and no other's (issue 22's start-up cost).
+FLAME_RENDERERS = {"html": ("corescope.views.flame_html", "corescope.render.flamedata",
+                            "corescope.render.page"),
+                   "pprof": ("corescope.render.pprof",),
+                   "speedscope": ("corescope.views.speedscope",)}
+
+
+def test_flame_loads_only_the_renderer_of_its_format(tmp_path) -> None:
+    cap = str(FIXTURES / "profiles" / "burner_idle.txt")
+    every = {m for mods in FLAME_RENDERERS.values() for m in mods}
+    for fmt in ("top", "folded", "json", *FLAME_RENDERERS):
+        out = ("-o", str(tmp_path / f"out.{fmt}")) if fmt in FLAME_RENDERERS else ()
+        mods = _imported("flame", "--perf-script", cap, "--format", fmt, *out)
+        assert "corescope.investigate.flame" in mods  # the probe ran the query
+        own = set(FLAME_RENDERERS.get(fmt, ()))
+        assert own <= mods, (fmt, sorted(own - mods))
+        assert not (every - own) & mods, (fmt, sorted((every - own) & mods))
+    # the terminal heatmap needs none of them either
+    mods = _imported("heatmap", "--perf-script", cap)
+    assert "corescope.render.heatmap_text" in mods and not every & mods

@@ -1,7 +1,7 @@
 """Evidence chosen once: what a command was given (a store directory, this node as it is now,
-a saved kernel log) turned into the Evidence an investigation reads. Failures are
-CorescopeErrors, said once by the CLI; what was left out comes back as status lines and
-warnings, never printed here."""
+a saved kernel log, a store's profile ring) turned into the Evidence an investigation reads.
+Failures are CorescopeErrors, said once by the CLI; what was left out comes back as status
+lines and warnings, never printed here."""
 
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ from corescope.model.common import Diagnostic, SensorStatus
 if TYPE_CHECKING:  # a saved log's evidence loads neither the store (sqlite3) nor numpy
     from corescope.evidence.base import Evidence
     from corescope.evidence.memory import MemoryEvidence
+    from corescope.evidence.profiles import RingProfiles
     from corescope.rootfs import Root
     from corescope.runner import Runner
     from corescope.store.db import Store
@@ -28,6 +29,16 @@ def existing_store(store_dir: Path) -> Store | None:
     if not (store_dir / DB_NAME).exists():
         return None
     return Store.open(store_dir, create=False)
+
+
+def ring_profiles(store_dir: Path, runner: Runner) -> RingProfiles:
+    """The profile ring of the store (recorded or analyzed) for the flame views, which need
+    only the ring: its other records load when asked for (RingProfiles.evidence). No store
+    there, or one that cannot be opened, raises StoreError."""
+    from corescope.evidence.profiles import RingProfiles
+    from corescope.store.db import Store
+
+    return RingProfiles(Store.open(store_dir, create=False), runner)
 
 
 MAX_LOG_BYTES = 128 * 1024 * 1024  # a saved log beyond this is cut with `tail -c` first

@@ -1,6 +1,9 @@
-"""Choosing an investigation's window from --since/--until/--last and what the record covers."""
+"""Choosing an investigation's window from --since/--until/--last (or --at/--before/--after)
+and what the record covers."""
 
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 from corescope.errors import InvalidInput
 from corescope.evidence.base import Coverage
@@ -88,3 +91,42 @@ def clipped_note(window: Window, coverage: Coverage | None) -> str | None:
     return (f"the window {iso(a)} – {iso(b)} reaches far past the record "
             f"({iso(coverage.start)} – {iso(coverage.end)}): clipped to "
             f"{iso(window.start)} – {iso(window.end)}")
+
+
+@dataclass(frozen=True)
+class Around:
+    """A window as a moment and how far it reaches either side (--at/--before/--after, the
+    flame commands' form), or what --since/--until/--last say in those terms."""
+
+    at: float | None  # None: now, or the --event's time
+    before: float
+    after: float
+    explicit: bool  # a window was asked for, not only the defaults
+    from_end: bool = False  # --last: on a record that ended earlier, count back from its end
+
+
+def around(now: float, *, since: float | None, until: float | None, last: float | None,
+           at: float | None, event: bool, before: float, after: float,
+           explicit: bool) -> Around:
+    """--since/--until/--last as the (at, before, after) they mean; --at/--before/--after
+    (`event`: a stored event gives --at) as they are. `explicit`: --before or --after was
+    given (or something else that needs a window, like a baseline)."""
+    if last is not None:
+        if since is not None:
+            raise WindowError("give --since or --last, not both")
+        if at is not None or event:
+            raise WindowError("--last counts back from --until or now: with --at or --event "
+                              "use --before")
+        return Around(until, last, 0.0, True, from_end=True)
+    if since is None and until is None:
+        if before + after <= 0:
+            raise WindowError("--before 0 with --after 0 is a window of no time: give one of "
+                              "them a length")
+        return Around(at, before, after, explicit)
+    if at is not None or event:
+        raise WindowError("--since/--until give the window themselves: drop --at and --event")
+    end = until if until is not None else now
+    start = since if since is not None else end - before
+    if start > end:
+        raise WindowError("the window ends before it starts (--since is after --until)")
+    return Around(end, end - start, 0.0, True)

@@ -14,20 +14,25 @@ from __future__ import annotations
 
 import base64
 import math
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from corescope.analysis.flame import Profile, diff_folded
 from corescope.analysis.usage import mode_ticks
+from corescope.investigate.flame import found_baseline
 from corescope.model.matrix import CoreMatrix
 from corescope.render.flamedata import flame_data
 from corescope.render.json_contract import profiles_json
 from corescope.render.records import as_json
 
+if TYPE_CHECKING:
+    from corescope.evidence.profiles import ProfileSource
+
 NO_DATA = 255  # heatmap byte for "no sample this second"
+NO_BASELINE = "no profile before the window"  # a flame shown without a diff says why
 PAGE_SCHEMA = 1
 
 
@@ -90,32 +95,6 @@ def heatmap(samples: Sequence[Any], cpus: list[int], mode: str, start: float,
 
 # ─── flames ─────────────────────────────────────────────────────────────────────────────
 
-# (sample, wall time; None for folded stacks, which have no time)
-StacksFn = Callable[[float, float, int | None], Iterable[tuple[Any, float | None]]]
-
-
-def profile_of(stacks: StacksFn, lo: float, hi: float, cpu: int | None) -> Profile:
-    prof = Profile()
-    for sample, _wall in stacks(lo, hi, cpu):
-        prof.add(sample)
-    return prof
-
-
-def baseline_of(stacks: StacksFn, cpu: int | None, lo: float, hi: float, gap: float,
-                profile: Callable[[StacksFn, float, float, int | None], Profile] = profile_of
-                ) -> tuple[Profile | None, str]:
-    """The window's baseline, as `flame --diff auto` takes it: same length ending `gap`
-    before; when the evidence does not reach back that far, the stretch just before.
-    `profile`: how a window's Profile is made (serve counts the ring's columns)."""
-    length = hi - lo
-    for b_hi, note in ((lo - gap, f"same length, ending {gap:g} s before"),
-                       (lo, "the same length just before (nothing recorded earlier)")):
-        base = profile(stacks, b_hi - length, b_hi, cpu)
-        if base.samples:
-            return base, note
-    return None, "no profile before the window"
-
-
 def flame_entry(fid: str, kind: str, cpu: int | None, lo: float, hi: float, prof: Profile,
            max_nodes: int, baseline: Profile | None = None, note: str = "",
            **extra: Any) -> dict[str, Any]:
@@ -129,12 +108,12 @@ def flame_entry(fid: str, kind: str, cpu: int | None, lo: float, hi: float, prof
     return out
 
 
-def _column_flames(stacks: StacksFn, cpu: int, start: float, end: float, col_s: float,
+def _column_flames(profiles: ProfileSource, cpu: int, start: float, end: float, col_s: float,
                    max_nodes: int) -> list[dict[str, Any]]:
     """One flame per `col_s` column of `cpu`, from one pass over its stacks."""
     t0 = math.floor(start / col_s) * col_s
     cols: dict[int, Profile] = {}
-    for sample, wall in stacks(start, end, cpu):
+    for sample, wall in profiles.samples(start, end, cpu):
         if wall is None:  # a folded stack: no time to place it in a column
             continue
         k = int((wall - t0) // col_s)
@@ -234,11 +213,12 @@ def _zombies(inv: Any, censuses: list[Any]) -> dict[str, Any] | None:
             "layout": j.get("layout")}
 
 
-def build(inv: Any, *, stacks: StacksFn | None = None, censuses: list[Any] | None = None,
-          diagnosis: dict[str, Any] | None = None, title: str = "corescope incident report",
-          generated: float | None = None, limits: Limits = Limits()) -> dict[str, Any]:
-    """The page data. `inv` is an Investigation; `stacks(t0, t1, cpu)` yields (sample, wall
-    time) from the same evidence (None: no flame graphs beyond the Investigation's own);
+def build(inv: Any, *, profiles: ProfileSource | None = None,
+          censuses: list[Any] | None = None, diagnosis: dict[str, Any] | None = None,
+          title: str = "corescope incident report", generated: float | None = None,
+          limits: Limits = Limits()) -> dict[str, Any]:
+    """The page data. `inv` is an Investigation; `profiles` the stacks of the same evidence
+    (None: no flame graphs beyond the Investigation's own);
     `censuses` the census rows of the window (the zombie trend); `diagnosis` the
     `diagnose --json` dict when there is one."""
     L = limits
@@ -264,8 +244,11 @@ def build(inv: Any, *, stacks: StacksFn | None = None, censuses: list[Any] | Non
     for hp in inv.profiles[: L.incident_flames]:
         base = None
         note = ""
-        if stacks is not None:
-            base, note = baseline_of(stacks, hp.cpu, hp.start, hp.end, L.baseline_gap_s)
+        if profiles is not None:
+            # the one automatic baseline (investigate.flame), as `flame --diff auto` takes it
+            found = found_baseline(profiles, hp.start, hp.end, hp.cpu, L.baseline_gap_s)
+            base = found.profile if found is not None else None
+            note = found.window.note if found is not None else NO_BASELINE
         flames.append(flame_entry(f"inc{hp.event_id}-cpu{hp.cpu}", "incident", hp.cpu, hp.start,
                              hp.end, hp.profile, L.max_nodes, base, note,
                              event_id=hp.event_id, baseline_note=note))
@@ -275,7 +258,7 @@ def build(inv: Any, *, stacks: StacksFn | None = None, censuses: list[Any] | Non
         flames.append(flame_entry(f"ep-cpu{hp.cpu}-{int(hp.start)}", "episode", hp.cpu,
                                   hp.start, hp.end, hp.profile, L.max_nodes,
                                   basis=hp.basis))
-    if stacks is not None:
+    if profiles is not None:
         hot_cpus: list[int] = []
         for v in inv.incidents:
             if v.incident.nearest is not None and v.incident.nearest.cpu not in hot_cpus:
@@ -284,7 +267,7 @@ def build(inv: Any, *, stacks: StacksFn | None = None, censuses: list[Any] | Non
             if ep.cpu not in hot_cpus:
                 hot_cpus.append(ep.cpu)
         for cpu in hot_cpus[: L.hot_cpus]:
-            flames.extend(_column_flames(stacks, cpu, inv.window.start, inv.window.end,
+            flames.extend(_column_flames(profiles, cpu, inv.window.start, inv.window.end,
                                          L.column_s, L.column_nodes))
 
     statuses = [{"name": s.name, "ok": s.ok, "detail": s.detail} for s in inv.statuses]

@@ -11,12 +11,12 @@ from typing import Any
 
 import click
 
-from corescope.analysis.flame import Profile, is_idle
-from corescope.analysis.subsecond import Heatmap
 from corescope.evidence.base import Evidence
+from corescope.evidence.profiles import profile_source
 from corescope.evidence.store import StoreEvidence
 from corescope.investigate import Investigation, investigate
 from corescope.investigate.build import Options
+from corescope.investigate.flame import FlameFilters, heatmap_view, range_flame
 from corescope.investigate.window import DEFAULT_LAST_S, resolve_window
 from corescope.render import report_model
 from corescope.render.report_model import Limits
@@ -29,10 +29,6 @@ from corescope.views.windows import window_or_fail
 RANGE_NODES = 3000  # frames kept in a flame graph the UI asks for
 
 
-def _stacks(ev: Evidence) -> report_model.StacksFn:
-    return lambda lo, hi, cpu: ev.stacks(lo, hi, cpu, [])
-
-
 def diagnosis_of(inv: Investigation) -> dict[str, Any] | None:
     """The diagnosis (`diagnose --json`'s contract) the investigation carries, if any."""
     from corescope.render.json_contract import diagnosis_json
@@ -43,7 +39,8 @@ def diagnosis_of(inv: Investigation) -> dict[str, Any] | None:
 def page_model(ev: Evidence, inv: Investigation, limits: Limits | None = None,
                title: str = "corescope incident report") -> dict[str, Any]:
     w = inv.window
-    return report_model.build(inv, stacks=_stacks(ev), censuses=ev.censuses(w.start, w.end),
+    return report_model.build(inv, profiles=profile_source(ev),
+                              censuses=ev.censuses(w.start, w.end),
                               diagnosis=diagnosis_of(inv), title=title,
                               generated=time.time(), limits=limits or Limits())
 
@@ -98,16 +95,9 @@ class EvidenceBackend:
                 rows_ms: int) -> dict[str, Any]:
         ev = self._evidence()
         try:
-            heat = Heatmap(start=start, end=end, row_ms=rows_ms)
-            from corescope.evidence.ring_profile import ring_profile  # numpy: on demand
-
-            if isinstance(ev, StoreEvidence):  # a histogram of the ring's time column
-                ring_profile(ev.store, ev.runner, start, end, cpu, heat=heat, stacks=False)
-            else:
-                for s, wall in ev.stacks(start, end, cpu, []):
-                    if wall is not None:  # folded stacks have no time to place
-                        heat.add(wall, is_idle(s))
-            data = heat.to_json()
+            # on a store, a histogram of the ring's time column
+            data = heatmap_view(profile_source(ev), start, end, FlameFilters(cpu),
+                                rows_ms).to_json()
             data["cpu"] = cpu
             return data
         finally:
@@ -116,26 +106,14 @@ class EvidenceBackend:
     def flame(self, cpu: int | None, start: float, end: float, diff: bool) -> dict[str, Any]:
         ev = self._evidence()
         try:
-            from corescope.evidence.ring_profile import ring_profile  # numpy: on demand
-
-            stacks = _stacks(ev)
-            profile: Callable[[report_model.StacksFn, float, float, int | None], Profile] = \
-                report_model.profile_of
-            if isinstance(ev, StoreEvidence):  # only the range's chunks, counted by stack id
-                store, runner = ev.store, ev.runner
-
-                def from_ring(_s: report_model.StacksFn, lo: float, hi: float,
-                              cpu: int | None) -> Profile:
-                    return ring_profile(store, runner, lo, hi, cpu)
-
-                profile = from_ring
-
-            prof = profile(stacks, start, end, cpu)
-            base, note = (report_model.baseline_of(stacks, cpu, start, end,
-                                                   Limits().baseline_gap_s, profile)
-                          if diff else (None, ""))
+            # on a store, only the range's chunks, counted by stack id
+            prof, base = range_flame(profile_source(ev), start, end, cpu,
+                                     baseline_gap=Limits().baseline_gap_s if diff else None)
+            note = "" if not diff else base.window.note if base is not None else \
+                report_model.NO_BASELINE
             return report_model.flame_entry("range", "range", cpu, start, end, prof,
-                                            RANGE_NODES, base, note, baseline_note=note)
+                                            RANGE_NODES, base.profile if base else None,
+                                            note, baseline_note=note)
         finally:
             ev.close()
 
