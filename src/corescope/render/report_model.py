@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import base64
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -108,12 +108,16 @@ def flame_entry(fid: str, kind: str, cpu: int | None, lo: float, hi: float, prof
     return out
 
 
-def _column_flames(profiles: ProfileSource, cpu: int, start: float, end: float, col_s: float,
+# (sample, wall time; None for folded stacks, which have no time)
+StacksFn = Callable[[float, float, int | None], Iterable[tuple[Any, float | None]]]
+
+
+def _column_flames(stacks: StacksFn, cpu: int, start: float, end: float, col_s: float,
                    max_nodes: int) -> list[dict[str, Any]]:
     """One flame per `col_s` column of `cpu`, from one pass over its stacks."""
     t0 = math.floor(start / col_s) * col_s
     cols: dict[int, Profile] = {}
-    for sample, wall in profiles.samples(start, end, cpu):
+    for sample, wall in stacks(start, end, cpu):
         if wall is None:  # a folded stack: no time to place it in a column
             continue
         k = int((wall - t0) // col_s)
@@ -267,7 +271,7 @@ def build(inv: Any, *, profiles: ProfileSource | None = None,
             if ep.cpu not in hot_cpus:
                 hot_cpus.append(ep.cpu)
         for cpu in hot_cpus[: L.hot_cpus]:
-            flames.extend(_column_flames(profiles, cpu, inv.window.start, inv.window.end,
+            flames.extend(_column_flames(profiles.samples, cpu, inv.window.start, inv.window.end,
                                          L.column_s, L.column_nodes))
 
     statuses = [{"name": s.name, "ok": s.ok, "detail": s.detail} for s in inv.statuses]

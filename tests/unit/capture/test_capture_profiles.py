@@ -25,6 +25,7 @@ def test_ring_copy_reads_back() -> None:
 def test_page_columns_and_profiles_take_folded_stacks_without_times() -> None:
     # a ring chunk imported from folded stacks yields (sample, None): the per-minute columns
     # cannot place it (left out), the window's profile counts it
+    from corescope.evidence.profiles import StackProfiles
     from corescope.render import report_model
 
     frames = (Frame("mem_cgroup_nr_lru_pages", "[kernel.kallsyms]", kernel=True),)
@@ -36,4 +37,9 @@ def test_page_columns_and_profiles_take_folded_stacks_without_times() -> None:
 
     cols = report_model._column_flames(stacks, 1, 1793470000.0, 1793470120.0, 60.0, 100)
     assert [c["samples"] for c in cols] == [1]
-    assert report_model.profile_of(stacks, 1793470000.0, 1793470120.0, 1).samples == 6
+
+    class Ring:  # an Evidence's stacks: a folded chunk's samples come without a time
+        def stacks(self, lo: float, hi: float, cpu: int | None = None, diags=None):
+            return stacks(lo, hi, cpu)
+
+    assert StackProfiles(Ring()).profile(1793470000.0, 1793470120.0, 1).samples == 6
