@@ -57,9 +57,11 @@ class Runner:
         return RunResult(tuple(argv), proc.returncode, proc.stdout, proc.stderr)
 
     def start(self, argv: Sequence[str], stdout: IO[Any] | int | None = DEVNULL,
-              stderr: IO[Any] | int | None = DEVNULL) -> subprocess.Popen[bytes]:
+              stderr: IO[Any] | int | None = DEVNULL, umask: int = -1
+              ) -> subprocess.Popen[bytes]:
         """Start a long-running program (`perf record`, a streamed `perf script`); the caller
-        owns the process and must wait for or kill it."""
+        owns the process and must wait for or kill it. `umask` (unless -1) is the child's own,
+        set between fork and exec: this process's, which all its threads share, is left be."""
         if not argv:
             raise ValueError("empty argv")
         if self.which(argv[0]) is None:
@@ -67,7 +69,7 @@ class Runner:
         import subprocess
 
         return subprocess.Popen(self._dies_with_us(argv), stdin=subprocess.DEVNULL,
-                                stdout=stdout, stderr=stderr)
+                                stdout=stdout, stderr=stderr, umask=umask)
 
     def _dies_with_us(self, argv: Sequence[str]) -> list[str]:
         """A long-running child (perf record -a profiles the whole machine) must not outlive a
@@ -100,7 +102,8 @@ class RecordedRunner(Runner):
         raise ToolMissing(f"{argv[0]} not found")
 
     def start(self, argv: Sequence[str], stdout: IO[Any] | int | None = DEVNULL,
-              stderr: IO[Any] | int | None = DEVNULL) -> subprocess.Popen[bytes]:
+              stderr: IO[Any] | int | None = DEVNULL, umask: int = -1
+              ) -> subprocess.Popen[bytes]:
         # recorded output cannot stand in for a live process
         raise ToolMissing(f"{argv[0] if argv else 'program'} not found (recorded runner)")
 

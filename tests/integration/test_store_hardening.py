@@ -40,8 +40,8 @@ def test_a_symlinked_file_in_a_private_store_is_refused(tmp_path):
     d.mkdir(mode=0o700)
     victim = tmp_path / "victim"
     victim.write_text("keep me")
-    # its mode said outright: the umask is process-wide, and a store opened in another thread
-    # of this worker at that moment (Store.open sets 077 while it creates files) made it 0600
+    # its mode said outright, whatever the worker's umask (until Store.open stopped narrowing
+    # the process-wide umask, a store opened in another thread at that moment made it 0600)
     victim.chmod(0o644)
     (d / (DB_NAME + "-wal")).symlink_to(victim)
     with pytest.raises(StoreError, match="symlink"):

@@ -202,12 +202,13 @@ class PerfRing:
         raw = self.out_dir / f"{name}.data"
         errfile = self.out_dir / f"{name}.err"
         anchor = capture_anchor()
-        old = os.umask(0o077)  # perf's output is born 0600
-        try:
-            with open(errfile, "wb") as err:
-                proc = self.runner.start(record_argv(self.perf, self.hz, raw), stderr=err)
-        finally:
-            os.umask(old)
+        # perf's output and its stderr are born 0600 by the modes they are made with: the
+        # stderr file's, and perf's own umask (set in the child alone); narrowing ours would
+        # make every file the recorder's other threads create meanwhile 0600 too
+        fd = os.open(errfile, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o600)
+        with open(fd, "wb") as err:
+            proc = self.runner.start(record_argv(self.perf, self.hz, raw), stderr=err,
+                                     umask=0o077)
         return _Running(self._seq, proc, raw, errfile, anchor,
                         anchor.perf if own_start is None else own_start)
 

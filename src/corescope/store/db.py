@@ -117,6 +117,19 @@ def check_own_file(path: Path) -> None:
         raise OSError(f"{path} belongs to uid {st.st_uid}, not us; refusing to open it")
 
 
+def _private_db_file(db: Path) -> None:
+    """The database file made (or narrowed to) 0600 before SQLite opens it: SQLite creates
+    -wal and -shm with the database file's own mode (os_unix.c findCreateFileMode and the shm
+    open), so they are born 0600 too. By the mode asked for, not by narrowing the umask,
+    which is the whole process's: another thread's files would be born 0600 meanwhile."""
+    fd = os.open(db, os.O_RDONLY | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+    try:
+        if stat.S_IMODE(os.fstat(fd).st_mode) != 0o600:
+            os.fchmod(fd, 0o600)  # an existing one left wider, or the umask took owner bits
+    finally:
+        os.close(fd)
+
+
 # --- schema versions -----------------------------------------------------------------------
 
 def _drop_unusable_core_rows(conn: sqlite3.Connection) -> None:
@@ -235,20 +248,18 @@ class Store:
         conn: sqlite3.Connection | None = None
         try:
             ensure_private_dir(directory)
-            for p in (db, db.with_name(DB_NAME + "-wal"), db.with_name(DB_NAME + "-shm")):
+            files = (db, db.with_name(DB_NAME + "-wal"), db.with_name(DB_NAME + "-shm"))
+            for p in files:
                 check_own_file(p)
-            old = os.umask(0o077)  # the db, -wal and -shm files are born 0600
-            try:
-                conn = sqlite3.connect(
-                    str(db), timeout=10.0, isolation_level=None, check_same_thread=False
-                )
-                conn.execute("PRAGMA journal_mode=WAL")
-                conn.execute("PRAGMA synchronous=NORMAL")  # WAL + NORMAL: crash-safe for kill -9
-                conn.execute("PRAGMA auto_vacuum=INCREMENTAL")
-                conn.execute("PRAGMA busy_timeout=10000")
-            finally:
-                os.umask(old)
-            for p in (db, db.with_name(DB_NAME + "-wal"), db.with_name(DB_NAME + "-shm")):
+            _private_db_file(db)
+            conn = sqlite3.connect(
+                str(db), timeout=10.0, isolation_level=None, check_same_thread=False
+            )
+            conn.execute("PRAGMA journal_mode=WAL")
+            conn.execute("PRAGMA synchronous=NORMAL")  # WAL + NORMAL: crash-safe for kill -9
+            conn.execute("PRAGMA auto_vacuum=INCREMENTAL")
+            conn.execute("PRAGMA busy_timeout=10000")
+            for p in files[1:]:  # left wider by an older corescope
                 if p.exists() and stat.S_IMODE(p.stat().st_mode) & 0o077:
                     p.chmod(0o600)
         except (OSError, sqlite3.Error) as exc:
