@@ -420,3 +420,13 @@ def _kill_members(cgroup: Path) -> int:
             break
         time.sleep(0.02)
     return n
+
+
+def dying_now() -> int | None:
+    """How many dying memcgs this node's kernel holds now (None: no memory controller)."""
+    from corescope.sources.cgroups import take_census
+
+    root = Root()
+    layout, _ = read_layout(root)
+    res = take_census(root, layout)
+    return res.census.dying if res.census else None

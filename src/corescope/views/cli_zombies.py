@@ -4,26 +4,20 @@ from __future__ import annotations
 
 import json
 import time
-from dataclasses import replace
 
 import click
 
-from corescope.evidence.live import LiveEvidence
-from corescope.evidence.memory import MemoryEvidence
-from corescope.evidence.merged import MergedEvidence
-from corescope.evidence.open import existing_store
-from corescope.evidence.store import StoreEvidence
+from corescope.errors import CorescopeError
+from corescope.evidence.watch import ZombieWatch
 from corescope.investigate import Investigation, Window, investigate
 from corescope.investigate.build import Options
 from corescope.investigate.window import reaches_now
 from corescope.lab import zombies as labz
-from corescope.model.cgroups import ChurnCount, Thresholds
+from corescope.model.cgroups import Thresholds
 from corescope.model.common import JSON_SCHEMA
 from corescope.render import term
 from corescope.render.json_contract import ZOMBIE_FINDINGS, ZOMBIE_SENSORS, zombies_json
 from corescope.render.text import print_zombies
-from corescope.sources import cgroups as cg
-from corescope.sources.cgwatch import ChurnWatcher
 from corescope.timeparse import iso
 from corescope.views.clitypes import (
     EXIT_FINDINGS,
@@ -97,43 +91,23 @@ def zombies(obj: CliContext, as_json: bool, watch: bool, interval: float, count:
 def _watch(obj: CliContext, opts: Options, interval: float, count: int, history_s: float,
            as_json: bool) -> None:
     """One census per interval: the live read merged with the stored history and with the
-    censuses and churn this watch has seen itself."""
-    layout, _ = cg.read_layout(obj.root)
-    if layout.memory_mount is None:
-        fail(f"no memory controller mounted (layout {layout.kind}): nothing to watch")
-    watcher = ChurnWatcher(obj.root.path(layout.memory_mount))
-    err = watcher.start()
+    censuses and churn this watch has seen itself (evidence/watch.py)."""
+    watch = ZombieWatch(obj.root, obj.runner, obj.store_dir, history_s)
+    try:
+        err = watch.start()
+    except CorescopeError as exc:
+        watch.close()
+        fail(str(exc))
     if err is not None:
         click.echo(f"corescope zombies: {err}; churn not counted live", err=True)
-    seen = MemoryEvidence(name="watch")
-    start = time.time()
-    store = existing_store(obj.store_dir)
-    if store is not None:
-        with store:
-            ev = StoreEvidence(store, obj.runner)
-            seen.census_rows = ev.censuses(start - history_s, start)
-            seen.churn_rows = ev.churn(start - history_s, start)
-            seen.restart_ev = ev.restarts(start - history_s, start)
-    prev_mono = time.monotonic()
     n = 0
     try:
         while True:
             now, mono = time.time(), time.monotonic()
-            drained = watcher.drain() if err is None else {}
-            seen.churn_rows += [ChurnCount(now, p, c.created, c.removed, 0, mono - prev_mono,
-                                           "inotify")
-                                for p, c in drained.items() if c.created or c.removed]
-            live = LiveEvidence(obj.root, obj.runner, history_s=history_s)
-            live.read_cgroups(now)
-            live.read_restarts(now)
-            inv = investigate(MergedEvidence(seen, live), Window(now - history_s, now + 1),
-                              opts, parts=("zombies",))
-            z = inv.zombies
-            assert z is not None
-            if z.census is not None:
-                seen.census_rows.append(replace(z.census, churn_interval_s=(
-                    mono - prev_mono if n and err is None else 0.0)))
-            prev_mono = mono
+            inv = investigate(watch.tick(now), Window(now - history_s, now + 1), opts,
+                              parts=("zombies",))
+            assert inv.zombies is not None
+            watch.saw(inv.zombies.census)
             _watch_line(inv, as_json)
             n += 1
             if count and n >= count:
@@ -142,7 +116,7 @@ def _watch(obj: CliContext, opts: Options, interval: float, count: int, history_
     except KeyboardInterrupt:
         pass
     finally:
-        watcher.stop()
+        watch.close()
 
 
 def _watch_line(inv: Investigation, as_json: bool) -> None:
@@ -192,7 +166,7 @@ def lab_zombies(obj: CliContext, count: int, yes: bool) -> None:
     _lab_root_check(obj)
     try:
         paths = labz.lab_paths()
-        before = _dying()
+        before = labz.dying_now()
         t0 = time.monotonic()
         made = labz.make_zombies(count, paths, progress=lambda n: click.echo(
             f"corescope lab zombies: {n}/{count}", err=True))
@@ -204,19 +178,10 @@ def lab_zombies(obj: CliContext, count: int, yes: bool) -> None:
         # the lab's finally blocks have already run; e.g. a read-only cgroupfs (EROFS)
         fail(_lab_os_error("lab zombies", exc) + "; partial zombies (if any) remain until "
              "`corescope lab clean --yes`")
-    after = _dying()
+    after = labz.dying_now()
     click.echo(f"corescope lab zombies: made {made} dying memcgs under {paths.base}/zombies "
                f"in {time.monotonic() - t0:.1f}s (dying {before} -> {after}); undo with "
                "`corescope lab clean --yes --drop-caches`", err=True)
-
-
-def _dying() -> int | None:
-    from corescope.rootfs import Root
-
-    root = Root()
-    layout, _ = cg.read_layout(root)
-    res = cg.take_census(root, layout)
-    return res.census.dying if res.census else None
 
 
 @click.command()
@@ -265,12 +230,12 @@ def clean(obj: CliContext, yes: bool, drop_caches: bool, as_json: bool) -> None:
     require_lab_consent(yes, "lab clean would remove corescope-lab cgroups and files"
                         + (" and drop the machine's caches." if drop_caches else "."))
     _lab_root_check(obj)
-    before = _dying()
+    before = labz.dying_now()
     try:
         res = labz.clean(drop_caches)
     except OSError as exc:  # e.g. drop_caches or a cgroup rmdir refused
         fail(_lab_os_error("lab clean", exc))
-    after = labz.settle(_dying)
+    after = labz.settle(labz.dying_now)
     out = {"schema": JSON_SCHEMA,
            "cgroups_removed": res.cgroups_removed, "processes_killed": res.processes_killed,
            "files_removed": res.files_removed, "dropped_caches": res.dropped_caches,
