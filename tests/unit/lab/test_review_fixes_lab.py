@@ -134,7 +134,7 @@ def test_clean_without_files_dir_is_quiet(tmp_path: Path) -> None:
 def lab_cli(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> CliRunner:
     """The lab commands without root or a live kernel: consent passes, counts are None."""
     monkeypatch.setattr(cli_zombies, "require_lab_consent", lambda yes, what: None)
-    monkeypatch.setattr(cli_zombies, "_dying", lambda: None)
+    monkeypatch.setattr(labz, "dying_now", lambda: None)
     monkeypatch.setattr(labz, "lab_paths", lambda root=None: _no_cgroups(tmp_path))
     monkeypatch.setattr(labz, "settle", lambda read, **kw: None)
     return CliRunner()
