@@ -197,8 +197,14 @@ def _shuffle(arr: np.ndarray) -> bytes:
 def _unshuffle(data: bytes, dtype: np.dtype, n: int) -> np.ndarray:
     if dtype.itemsize == 1 or n == 0:
         return np.frombuffer(data, dtype=dtype, count=n)
-    b = np.frombuffer(data, dtype=np.uint8, count=n * dtype.itemsize)
-    return np.ascontiguousarray(b.reshape(dtype.itemsize, n).T).view(dtype).reshape(n)
+    planes = np.frombuffer(data, dtype=np.uint8, count=n * dtype.itemsize).reshape(
+        dtype.itemsize, n)
+    # one byte plane at a time into its column: 2-3x faster than copying the transposed
+    # view whole, and a query unshuffles every column it reads
+    out = np.empty((n, dtype.itemsize), dtype=np.uint8)
+    for k in range(dtype.itemsize):
+        out[:, k] = planes[k]
+    return out.view(dtype).reshape(n)
 
 
 def _encode(name: str, arr: np.ndarray) -> tuple[str, bytes]:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import random
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from corescope.analysis.flame import Profile, is_idle
@@ -130,3 +131,20 @@ def test_frame_table_starting_over_keeps_answers(tmp_path: Path,
     assert rp._TABLE.generation > gen
     same(first, again)
     same(again, by_sample(parts, None, False, "samples"))
+
+
+@pytest.mark.parametrize("dtype", ["<i8", "<i4", "<f8", "<u2", "|u1", ">i8"])
+def test_byte_planes_read_back_as_written(dtype: str) -> None:
+    """A column section is its values' byte planes (plane k: byte k of every value, the high
+    bytes of ids and pids alike), read back into the same values, and the planes are laid out
+    as every chunk written so far has them."""
+    rng = random.Random(7)
+    for n in (0, 1, 2, 7, 1000):
+        dt = np.dtype(dtype)
+        raw = bytes(rng.getrandbits(8) for _ in range(n * dt.itemsize))
+        arr = np.frombuffer(raw, dtype=dt).copy()
+        data = pcols._shuffle(arr)
+        planes = [bytes(raw[i * dt.itemsize + k] for i in range(n)) for k in range(dt.itemsize)]
+        assert data == (b"".join(planes) if dt.itemsize > 1 else raw)
+        back = pcols._unshuffle(data, dt, n)
+        assert back.dtype == dt and back.tobytes() == raw
