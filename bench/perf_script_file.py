@@ -21,6 +21,7 @@ so the speed is of the same answer."""
 from __future__ import annotations
 
 import argparse
+import os
 import resource
 import statistics
 import subprocess
@@ -108,6 +109,7 @@ def main() -> None:
         cspeed = statistics.median(x[1] / y[1] for x, y in zip(refs, mine, strict=True))
         bt, pt = statistics.median(batch), statistics.median(parse)
         size = path.stat().st_size
+        print(f"load average {os.getloadavg()[0]:.1f} at the end (2 CPUs)")
         print(f"file: {size / 1e6:.1f} MB, {n['samples']} samples; folded lines "
               f"{len(b)} (stackcollapse {len(a)}, {differ} differ: see docs/perf-script.md)")
         print(f"stackcollapse-perf.pl --kernel:      {r_wall * 1000:8.1f} ms wall, "

@@ -242,7 +242,8 @@ def main() -> None:
             runs = [timed(argv) for _ in range(RUNS)]
             print(f"{label}: {statistics.median(t for t, _ in runs):.3f} s, "
                   f"{max(r for _, r in runs) >> 20} MB", flush=True)
-        print("peak RSS goal: <= 200 MB for any query")
+        print("peak RSS goal: <= 200 MB for any query; load average "
+              f"{os.getloadavg()[0]:.1f} at the end (2 CPUs)")
 
 
 if __name__ == "__main__":
