@@ -122,7 +122,11 @@ class ColumnsBuilder:
         self.weights += [p if p else 1 for p in b.period]
         self.periods += [-1 if p is None else p for p in b.period]
         self.pid_known += b.pid_known
-        self.events += [self._str(e) for e in b.event]
+        events = list(map(self._strings.get, b.event))  # (a few names, met at once)
+        if None in events:
+            events = [self._str(e) if i is None else i
+                      for e, i in zip(b.event, events, strict=True)]
+        self.events += events  # type: ignore[arg-type]
 
     def extend(self, samples: Iterable[StackSample]) -> ColumnsBuilder:
         for s in samples:

@@ -148,3 +148,30 @@ def test_byte_planes_read_back_as_written(dtype: str) -> None:
         assert data == (b"".join(planes) if dt.itemsize > 1 else raw)
         back = pcols._unshuffle(data, dt, n)
         assert back.dtype == dt and back.tobytes() == raw
+
+
+def test_batches_build_the_columns_samples_build() -> None:
+    """The import's column-at-a-time builder (add_batch) makes the same columns as adding the
+    same samples one by one (the string table may be in another order: compared by value),
+    on every captured perf script form."""
+    from corescope.sources import perf_script as ps
+    from support import FIXTURES
+
+    def values(cb: pcols.ColumnsBuilder) -> dict[str, object]:
+        s = list(cb._strings)
+        frames = [(s[a], s[b], f) for a, b, f in cb._frame_rows]
+        return {"stacks": [(s[c], [frames[i] for i in fr]) for c, fr in cb._stack_rows],
+                "events": [s[e] for e in cb.events],
+                **{n: getattr(cb, n) for n in ("stack_ids", "cpus", "pids", "tids", "counts",
+                                                "weights", "periods", "pid_known")}}
+
+    for path in sorted((FIXTURES / "profiles").glob("*.txt")):
+        text = path.read_text(errors="replace")
+        blocks = [text[i : i + 4096] for i in range(0, len(text), 4096)]
+        by_batch = pcols.ColumnsBuilder()
+        for b in ps.parse_batches(blocks):
+            by_batch.add_batch(b)
+        by_sample = pcols.ColumnsBuilder().extend(ps.parse_blocks(blocks))
+        assert values(by_batch) == values(by_sample), path.name
+        assert np.array_equal(np.asarray(by_batch.times), np.asarray(by_sample.times),
+                              equal_nan=True), path.name
