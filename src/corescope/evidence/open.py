@@ -16,6 +16,7 @@ if TYPE_CHECKING:  # a saved log's evidence loads neither the store (sqlite3) no
     from corescope.evidence.base import Evidence
     from corescope.evidence.memory import MemoryEvidence
     from corescope.evidence.profiles import RingProfiles
+    from corescope.evidence.store import StoreEvidence
     from corescope.rootfs import Root
     from corescope.runner import Runner
     from corescope.store.db import Store
@@ -39,6 +40,15 @@ def ring_profiles(store_dir: Path, runner: Runner) -> RingProfiles:
     from corescope.store.db import Store
 
     return RingProfiles(Store.open(store_dir, create=False), runner)
+
+
+def store_evidence(store_dir: Path, runner: Runner) -> StoreEvidence:
+    """The evidence of a store that must be there (serve's pages, the exporter's diagnosis
+    thread: each caller its own connection); StoreError when it cannot be opened."""
+    from corescope.evidence.store import StoreEvidence
+    from corescope.store.db import Store
+
+    return StoreEvidence(Store.open(store_dir, create=False), runner)
 
 
 MAX_LOG_BYTES = 128 * 1024 * 1024  # a saved log beyond this is cut with `tail -c` first

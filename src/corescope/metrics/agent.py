@@ -145,19 +145,18 @@ class FleetOutputs:
 
 def diagnosis_gauge(store_dir: Any, runner: Runner, now: float | None = None
                     ) -> dict[str, float]:
-    from corescope.evidence.store import StoreEvidence
+    from corescope.evidence.open import store_evidence
     from corescope.investigate import investigate
     from corescope.investigate.diagnose import FALLBACK, PRIMARY
     from corescope.investigate.window import resolve_window
 
-    store = Store.open(store_dir, create=False)  # this thread's own connection
+    ev = store_evidence(store_dir, runner)  # this thread's own connection
     try:
-        ev = StoreEvidence(store, runner)
         window = resolve_window(time.time() if now is None else now,
                                 last=DIAGNOSIS_WINDOW_S, coverage=ev.coverage())
         inv = investigate(ev, window)
     finally:
-        store.close()
+        ev.close()
     verdict = inv.diagnosis.verdict.root_cause if inv.diagnosis else "undetermined"
     causes = {*PRIMARY, *FALLBACK, "undetermined", verdict}
     return {c: 1.0 if c == verdict else 0.0 for c in sorted(causes)}

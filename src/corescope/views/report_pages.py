@@ -12,8 +12,8 @@ from typing import Any
 import click
 
 from corescope.evidence.base import Evidence
+from corescope.evidence.open import store_evidence
 from corescope.evidence.profiles import profile_source
-from corescope.evidence.store import StoreEvidence
 from corescope.investigate import Investigation, investigate
 from corescope.investigate.build import Options
 from corescope.investigate.flame import FlameFilters, heatmap_view, range_flame
@@ -21,7 +21,6 @@ from corescope.investigate.window import DEFAULT_LAST_S, resolve_window
 from corescope.render import report_model
 from corescope.render.report_model import Limits
 from corescope.runner import Runner
-from corescope.store.db import Store
 from corescope.views.clitypes import CliContext, write_private
 from corescope.views.investigation_cli import store_evidence_or_fail
 from corescope.views.windows import window_or_fail
@@ -120,4 +119,4 @@ class EvidenceBackend:
 
 def store_backend(store_dir: Path, runner: Runner | None = None) -> EvidenceBackend:
     return EvidenceBackend(
-        lambda: StoreEvidence(Store.open(store_dir, create=False), runner or Runner()))
+        lambda: store_evidence(store_dir, runner or Runner()))
