@@ -219,6 +219,8 @@ def test_flame_loads_only_the_renderer_of_its_format(tmp_path) -> None:
         own = set(FLAME_RENDERERS.get(fmt, ()))
         assert own <= mods, (fmt, sorted(own - mods))
         assert not (every - own) & mods, (fmt, sorted((every - own) & mods))
+        # nor the investigation's builder: the flame view needs only its window
+        assert "corescope.investigate.build" not in mods, fmt
     # the terminal heatmap needs none of them either
     mods = _imported("heatmap", "--perf-script", cap)
     assert "corescope.render.heatmap_text" in mods and not every & mods

@@ -20,10 +20,28 @@ from corescope.investigate.flame import (
     window_heatmap,
 )
 from corescope.model.common import JSON_SCHEMA, Diagnostic
-from corescope.views.clitypes import DURATION, CliContext, emit_json, fail, json_option
+from corescope.views.clitypes import (
+    DURATION,
+    CliContext,
+    emit_json,
+    fail,
+    json_option,
+    load_modules,
+)
 from corescope.views.flame_options import inputs, perf_event_name, window_asked, window_options
-from corescope.views.flame_output import FORMATS, emit_flame, sample_outputs
-from corescope.views.flame_source import Progress, events_of, open_source
+from corescope.views.flame_output import FORMATS, RENDERERS, emit_flame, sample_outputs
+from corescope.views.flame_source import (
+    OFFLINE_MODULES,
+    QUERY_MODULES,
+    Progress,
+    events_of,
+    open_source,
+)
+
+
+def _load(paths: tuple[str, ...], *more: str) -> None:
+    """What this run needs besides the command itself: only now do the options say."""
+    load_modules(*QUERY_MODULES, *(OFFLINE_MODULES if paths else ()), *more)
 
 
 def register(cli: click.Group, lab: click.Group) -> None:
@@ -77,10 +95,12 @@ def register(cli: click.Group, lab: click.Group) -> None:
             event = None  # a perf event's name, not a stored kernel event
         ask = window_asked(since, until, last, at, event, before, after, diff_at is not None)
         filters = FlameFilters(cpu, pid, comm, perf_event, include_idle, weight, with_tid)
+        paths = inputs(perf_scripts, more_inputs)
+        _load(paths, *RENDERERS.get(fmt, ()))
         sinks, kept = sample_outputs(fmt, include_idle)
         diags: list[Diagnostic] = []
         progress = Progress()
-        src = open_source(obj, inputs(perf_scripts, more_inputs), boot_time, diags, progress)
+        src = open_source(obj, paths, boot_time, diags, progress)
         try:
             window = resolve_flame_window(src, ask, event, lambda: events_of(obj, src),
                                           time.time())
@@ -115,9 +135,11 @@ def register(cli: click.Group, lab: click.Group) -> None:
         if perf_event is not None:
             event = None  # a perf event's name: only its samples
         ask = window_asked(since, until, last, at, event, before, after)
+        paths = inputs(perf_scripts, more_inputs)
+        _load(paths, "corescope.render.heatmap_text")
         diags: list[Diagnostic] = []
         progress = Progress()
-        src = open_source(obj, inputs(perf_scripts, more_inputs), boot_time, diags, progress)
+        src = open_source(obj, paths, boot_time, diags, progress)
         try:
             window = resolve_flame_window(src, ask, event, lambda: events_of(obj, src),
                                           time.time())

@@ -3,6 +3,7 @@ and the lab's consent and root checks."""
 
 from __future__ import annotations
 
+import gc
 import math
 import os
 import sys
@@ -152,6 +153,22 @@ def require_lab_consent(yes: bool, what: str) -> None:
         fail(f"{what}\nThis changes the kernel's state. Re-run with --yes to proceed.")
     if os.geteuid() != 0:
         fail("lab commands need root (they create cgroups, pin processes or write /dev/kmsg)")
+
+
+def load_modules(*names: str) -> None:
+    """Import what a command needs once its options say which (the renderer of its format,
+    the reader of its input) as start-up imports its modules: with no cyclic collection
+    while they load (each module only allocates; collections walking its new objects cost a
+    tenth of the import) and what they made frozen after (see views/cli.py main)."""
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        for name in names:
+            __import__(name)  # the import statement's path: -X importtime shows it
+    finally:
+        if was:
+            gc.freeze()
+            gc.enable()
 
 
 def open_store_or_fail(obj: CliContext, hint: str = "") -> Store:

@@ -20,6 +20,10 @@ from corescope.views.clitypes import write_private
 
 DEFAULT_HZ = 49  # `record --profile-hz` default, when nothing says otherwise
 FORMATS = ("top", "json", "folded", "html", "pprof", "speedscope")
+# the modules of the formats that need more than the report's own text
+RENDERERS = {"html": ("corescope.analysis.flame", "corescope.views.flame_html"),
+             "pprof": ("corescope.render.pprof",),
+             "speedscope": ("corescope.views.speedscope",)}
 
 
 def sample_outputs(fmt: str, include_idle: bool) -> tuple[list[SampleSink], Any]:

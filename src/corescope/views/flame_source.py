@@ -15,6 +15,12 @@ from corescope.model.common import Diagnostic
 from corescope.render import term
 from corescope.views.clitypes import CliContext, fail
 
+# what every query reads the ring with (numpy, the chunks' columns), and what imports saved
+# perf script input into the temporary store
+QUERY_MODULES = ("corescope.evidence.ring_profile",)
+OFFLINE_MODULES = ("corescope.ingest.perf_write", "corescope.sources.perf_import",
+                   "corescope.store.db")
+
 
 class Progress:
     """`chunk 3/40` on stderr, only when stderr is a terminal."""
