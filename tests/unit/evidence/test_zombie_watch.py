@@ -5,6 +5,7 @@ tick, and keeps the censuses it took so growth can be read from them."""
 from __future__ import annotations
 
 import shutil
+import time
 from pathlib import Path
 
 import pytest
@@ -57,17 +58,26 @@ def test_ticks_read_the_census_now_and_count_churn_between_them(tmp_path: Path) 
             (mem / f"agent-{i}").mkdir()
             (mem / f"agent-{i}").rmdir()
         _kernel_count(root, 149)
-        second = _census(watch, 1_000_060.0)
+        # inotify's reader thread hands the churn over when it has read it: tick until then
+        ticks, deadline = [_census(watch, 1_000_060.0)], time.monotonic() + 10
+        while _churn(watch) != (3, 3) and time.monotonic() < deadline:
+            time.sleep(0.05)
+            ticks.append(_census(watch, 1_000_060.0 + len(ticks)))
     finally:
         watch.close()
-    assert second.census is not None and second.census.kernel_count == 149
-    assert second.census.dying == first.census.dying + 100
-    churn = [c for c in watch.seen.churn_rows if c.method == "inotify"]
-    assert sum(c.created for c in churn) == 3 and sum(c.removed for c in churn) == 3
-    # the census history the watch keeps: both ticks, the second with its churn interval
+    assert _churn(watch) == (3, 3)
+    for z in ticks:
+        assert z.census is not None and z.census.kernel_count == 149
+        assert z.census.dying == first.census.dying + 100
+    # the census history the watch keeps: every tick, each later one with its churn interval
     kept = watch.seen.census_rows
-    assert [c.kernel_count for c in kept] == [49, 149]
-    assert kept[0].churn_interval_s == 0.0 and kept[1].churn_interval_s > 0.0
+    assert [c.kernel_count for c in kept] == [49] + [149] * len(ticks)
+    assert kept[0].churn_interval_s == 0.0 and all(c.churn_interval_s > 0.0 for c in kept[1:])
+
+
+def _churn(watch: ZombieWatch) -> tuple[int, int]:
+    rows = [c for c in watch.seen.churn_rows if c.method == "inotify"]
+    return sum(c.created for c in rows), sum(c.removed for c in rows)
 
 
 def test_no_memory_controller_is_an_input_error(tmp_path: Path) -> None:
