@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from corescope.views.flame_html import render_html
+from corescope.render.flame_html import render_html
 from support import FIXTURES, run_cli
 
 CAPTURE = FIXTURES / "profiles" / "burner_idle.txt"

@@ -203,10 +203,10 @@ def test_flame_of_a_perf_script_file_loads_no_artifact_importer() -> None:
 
 
 # Each `flame --format` loads its own renderer and no other's (issue 22's start-up cost).
-FLAME_RENDERERS = {"html": ("corescope.views.flame_html", "corescope.render.flamedata",
+FLAME_RENDERERS = {"html": ("corescope.render.flame_html", "corescope.render.flamedata",
                             "corescope.render.page"),
                    "pprof": ("corescope.render.pprof",),
-                   "speedscope": ("corescope.views.speedscope",)}
+                   "speedscope": ("corescope.render.speedscope",)}
 
 
 def test_flame_loads_only_the_renderer_of_its_format(tmp_path) -> None:

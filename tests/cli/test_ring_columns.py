@@ -26,11 +26,11 @@ from corescope.analysis.subsecond import Heatmap
 from corescope.evidence import profile_query
 from corescope.evidence.ring_profile import EventPick, ring_profile
 from corescope.render import pprof
+from corescope.render.speedscope import Speedscope
 from corescope.runner import Runner
 from corescope.store import profile_columns as pcols
 from corescope.store import profiles as ring
 from corescope.store.db import Store
-from corescope.views.speedscope import Speedscope
 from support import FIXTURES, run_cli
 
 PROFILES = FIXTURES / "profiles"

@@ -21,9 +21,9 @@ from corescope.views.clitypes import write_private
 DEFAULT_HZ = 49  # `record --profile-hz` default, when nothing says otherwise
 FORMATS = ("top", "json", "folded", "html", "pprof", "speedscope")
 # the modules of the formats that need more than the report's own text
-RENDERERS = {"html": ("corescope.analysis.flame", "corescope.views.flame_html"),
+RENDERERS = {"html": ("corescope.analysis.flame", "corescope.render.flame_html"),
              "pprof": ("corescope.render.pprof",),
-             "speedscope": ("corescope.views.speedscope",)}
+             "speedscope": ("corescope.render.speedscope",)}
 
 
 def sample_outputs(fmt: str, include_idle: bool) -> tuple[list[SampleSink], Any]:
@@ -31,7 +31,7 @@ def sample_outputs(fmt: str, include_idle: bool) -> tuple[list[SampleSink], Any]
     and thread labels, which the flame Profile does not keep): the sinks the view hands
     each sample to, and what they fill."""
     if fmt == "speedscope":
-        from corescope.views.speedscope import Speedscope
+        from corescope.render.speedscope import Speedscope
 
         scope = Speedscope(include_idle)
         return [lambda s, t, _idle: scope.add(s, t)], scope
@@ -88,7 +88,7 @@ def _pprof(report: FlameReport, pp: Any, hz: int | None) -> bytes:
 
 def _html(report: FlameReport, with_pid: bool, with_tid: bool) -> bytes:
     from corescope.analysis.flame import diff_folded
-    from corescope.views import flame_html
+    from corescope.render import flame_html
 
     sub = f"{window_label(report)}, {report.profile.samples} samples " \
           f"({report.profile.idle_samples} idle)"

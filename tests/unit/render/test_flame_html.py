@@ -8,9 +8,9 @@ import hashlib
 import json
 import re
 
+from corescope.render.flame_html import render_html
 from corescope.render.flamedata import MAX_DEPTH, flame_data
 from corescope.render.page import page, script_json
-from corescope.views.flame_html import render_html
 
 HOSTILE = ["<!--<script>", "</script><script>alert(1)</script>",
            "<img src=x onerror=alert(1)>", "\x1b[31mred\x1b[0m", "a\u2028b\u2029c", "&amp;"]
