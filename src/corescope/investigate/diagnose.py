@@ -104,8 +104,10 @@ def _benign_line(inv: Investigation, v: IncidentView) -> str:
 
     e = v.incident.event
     where = " ".join(x for x in (e.driver, e.device, e.iface) if x) or "the NIC"
+    core = ("a busy core before it cannot cause it" if v.incident.preceding
+            else "no starved core")
     return (f"{e.kind} at {iso(e.time)} on {where}: {healed_by(inv, v)}, no hardware "
-            "error, no starved core, no repeat")
+            f"error, {core}, no repeat")
 
 
 def _diagnose(inv: Investigation, thr: Thresholds) -> Diagnosis:
@@ -126,7 +128,7 @@ def _diagnose(inv: Investigation, thr: Thresholds) -> Diagnosis:
     if winner is None:
         # no cause named, but what was seen is still told: a saturated core before the
         # NIC incidents, whatever ran there
-        near = preceded(inv)
+        near = [(v, e) for v, e in preceded(inv) if starvable(v)]
         cpu = near[0][1].cpu if near else None
         chain = _saturation_links(inv, cpu) + _nic_links(inv, cpu) if cpu is not None else []
         verdict = Verdict("undetermined", None, cpu, None, 0.0)

@@ -21,14 +21,15 @@ IGB = "igb 0000:04:00.0 eth0: "
 IXGBE = "ixgbe 0000:81:00.1 eth1: "
 
 
-def _calm_node(lines: list[tuple[float, str]]):  # type: ignore[no-untyped-def]
+def _calm_node(lines: list[tuple[float, str]], busy: bool = False):  # type: ignore[no-untyped-def]
     """A 30-minute record of 4 calm cores (no kernel-time episode, no census, no stacks)
-    whose kernel log holds only `lines` (seconds after T0, message)."""
+    whose kernel log holds only `lines` (seconds after T0, message). `busy`: cpu2 saturates
+    in kernel time for 6-9 s ending 1-2 s before +600 s (and for 3 s at +300 s)."""
     sc = zombie_chain_hour(cpus=4, hot_cpu=2, seconds=1800, resets_at=(600,))
     calm = []
     for s in sc.samples:
         d = dict(s.deltas)
-        if d[2][2] > 50:
+        if d[2][2] > 50 and not busy:
             d[2] = (30, 0, 3, 67, 0, 0, 0, 0, 0, 0)
         calm.append(dataclasses.replace(s, deltas=d))
     sc.samples, sc.censuses, sc.stacks = calm, [], []
@@ -85,3 +86,18 @@ def test_another_nics_link_does_not_heal_it() -> None:
                       (903.0, IXGBE + "NIC Link is Up 10 Gbps, Flow Control: RX/TX")])
     assert not inv.diagnosis.verdict.benign_events
     assert inv.diagnosis.verdict.root_cause != "healthy"
+
+
+def test_a_busy_core_before_a_cable_pull_is_not_its_cause() -> None:
+    # a starved core does not drop a link: a flap after a busy core is still a flap, and
+    # a link that stays down after one names no hot core
+    flap = _calm_node([(600.0, IXGBE + "NIC Link is Down"),
+                       (661.0, IXGBE + "NIC Link is Up 10 Gbps, Flow Control: RX/TX")],
+                      busy=True)
+    assert flap.incidents[0].incident.preceding  # cpu2 was saturated just before
+    v = flap.diagnosis.verdict
+    assert v.hot_cpu is None and v.root_cause == "healthy", flap.diagnosis.hypotheses
+    assert "a busy core before it cannot cause it" in v.benign_events[0]
+    down = _calm_node([(600.0, IXGBE + "NIC Link is Down")], busy=True)
+    assert down.diagnosis.verdict.hot_cpu is None
+    assert down.diagnosis.verdict.root_cause != "zombie_memcg_leak"

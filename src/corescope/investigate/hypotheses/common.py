@@ -103,9 +103,11 @@ def preceded_on(inv: Investigation, cpu: int) -> list[tuple[IncidentView, Episod
 
 
 # What a starved core can cause: a queue's NAPI not polled (stall, TX timeout, the reset
-# after them), lockups, RCU stalls, hung tasks, a link flap. Not a device's own watchdog
-# (keep-alive), a machine check or an OOM kill: a hot core before those is a coincidence.
-NOT_STARVATION = frozenset({"nic_keepalive_timeout", "hw_error", "oom_kill"})
+# after them), lockups, RCU stalls, hung tasks. Not a device's own watchdog (keep-alive), a
+# machine check, an OOM kill or a lost carrier (`NIC Link is Down` first: a cable, a switch
+# port, the peer; a reset the driver does after it, e1000e's and ixgbe's, is the link
+# loss's): a hot core before those is a coincidence.
+NOT_STARVATION = frozenset({"nic_keepalive_timeout", "hw_error", "oom_kill", "link_down"})
 
 
 def starvable(v: IncidentView) -> bool:
@@ -237,8 +239,9 @@ def benign_incidents(inv: Investigation) -> list[IncidentView]:
     if len(counted) != 1 or any(e.kind == "hw_error" and not e.lab for e in inv.events):
         return []
     v = counted[0]
-    if v.incident.event.kind not in NIC_KINDS | {"link_down"} or v.incident.preceding \
-            or healed_by(inv, v) is None:
+    # a busy core before it accounts for it only when starving a core can cause it
+    if v.incident.event.kind not in NIC_KINDS | {"link_down"} \
+            or (v.incident.preceding and starvable(v)) or healed_by(inv, v) is None:
         return []
     t, w = v.incident.event.time, inv.correlation_window_s
     if any(s.start <= t and s.end >= t - w for s in steal_episodes(inv)):
