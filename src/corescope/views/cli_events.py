@@ -92,15 +92,13 @@ def report(obj: CliContext, event_id: int | None, since: float | None, until: fl
 
     Exit 0 when no incident is found, 1 when there are incidents."""
     # the store and the per-core analysis (numpy) load here, not for `events --file`
-    from corescope.store import events as store_events
-    from corescope.views.clitypes import open_store_or_fail
-    from corescope.views.investigation_cli import store_investigation
+    from corescope.views.investigation_cli import store_evidence_or_fail, store_investigation
 
     opts = Options(correlation_window_s=window)
     if event_id is not None:
-        store = open_store_or_fail(obj)
-        ev = store_events.get_event(store, event_id)
-        store.close()
+        stored = store_evidence_or_fail(obj)
+        ev = stored.event(event_id)
+        stored.close()
         if ev is None:
             fail(f"no event with id {event_id} in {obj.store_dir}")
         opts = Options(correlation_window_s=window, focus_event=ev)
