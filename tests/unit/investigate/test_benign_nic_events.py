@@ -101,3 +101,14 @@ def test_a_busy_core_before_a_cable_pull_is_not_its_cause() -> None:
     down = _calm_node([(600.0, IXGBE + "NIC Link is Down")], busy=True)
     assert down.diagnosis.verdict.hot_cpu is None
     assert down.diagnosis.verdict.root_cause != "zombie_memcg_leak"
+
+
+def test_two_nics_reset_in_one_second_name_their_uncovered_window_once() -> None:
+    # no per-core samples before them: the window to collect is said once, not per NIC
+    from corescope.investigate.hypotheses.common import uncovered_before
+
+    inv = _calm_node([(900.0, IGB + "Reset adapter"),
+                      (900.0, "e1000e 0000:00:19.0 eth1: Reset adapter unexpectedly")])
+    assert len(inv.incidents) == 2
+    text = uncovered_before(inv, list(inv.incidents))
+    assert text.count("from ") == 1, text

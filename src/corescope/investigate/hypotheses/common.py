@@ -84,10 +84,12 @@ def uncovered_before(inv: Investigation, views: list[IncidentView], most: int = 
     from corescope.timeparse import iso
 
     w = inv.correlation_window_s
-    spans = [f"from {iso(v.incident.event.time - w)} to {iso(v.incident.event.time)}"
-             for v in sorted(views, key=lambda v: v.incident.event.time)[:most]]
-    more = f" and {len(views) - most} more" if len(views) > most else ""
-    return ", ".join(spans) + more
+    # incidents in the same second share one window: said once
+    spans = list(dict.fromkeys(
+        f"from {iso(v.incident.event.time - w)} to {iso(v.incident.event.time)}"
+        for v in sorted(views, key=lambda v: v.incident.event.time)))
+    more = f" and {len(spans) - most} more" if len(spans) > most else ""
+    return ", ".join(spans[:most]) + more
 
 
 def preceded_on(inv: Investigation, cpu: int) -> list[tuple[IncidentView, Episode]]:
