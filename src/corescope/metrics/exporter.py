@@ -100,6 +100,9 @@ class _PerCpu:
 
     def __call__(self, cpus: tuple[int, ...], values: np.ndarray) -> str:
         bits = values.view(np.int64)
+        if not cpus:  # nothing sampled yet (a scrape before the first second): no lines
+            self.cpus, self.bits, self.texts, self.body = cpus, bits.copy(), [], ""
+            return ""
         if cpus != self.cpus or self.bits is None or bits.shape != self.bits.shape:
             self.texts = [self.lines(str(c), v) for c, v in zip(cpus, values.tolist(),
                                                                strict=True)]

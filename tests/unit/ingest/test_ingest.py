@@ -4,6 +4,8 @@ logs, one per-core source per stretch, undated snapshots, re-imports, the import
 from __future__ import annotations
 
 import shutil
+import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -41,7 +43,21 @@ def test_btime_anchors_a_plain_dmesg(tmp_path: Path) -> None:
         assert _stall_times(st)[0] == pytest.approx(BTIME + STALL_USEC / 1e6)
 
 
-def test_twin_logs_anchor_each_other_and_are_stored_once(tmp_path: Path) -> None:
+@pytest.fixture
+def utc(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """The captures were printed on a node in UTC, and `dmesg -T` stamps carry no zone: they
+    are read in the zone the import runs in, so the test pins it (it failed under
+    TZ=America/Los_Angeles)."""
+    monkeypatch.setenv("TZ", "UTC")
+    time.tzset()
+    try:
+        yield
+    finally:
+        monkeypatch.undo()
+        time.tzset()
+
+
+def test_twin_logs_anchor_each_other_and_are_stored_once(tmp_path: Path, utc: None) -> None:
     d = _folder(tmp_path, "dmesg.txt", "dmesg_iso.txt", "dmesg_T.txt")
     with Store.open(tmp_path / "s") as st:
         rep = import_paths([d], st)
