@@ -176,11 +176,7 @@ class StackProfiles:
                 stacks: bool = True) -> Profile:
         prof = Profile(include_idle=include_idle, weight=weight, by_thread=by_thread)
         for s, wall in self.samples(lo, hi, cpu):
-            if pid is not None and s.pid != pid and s.tid != pid:
-                continue
-            if comm is not None and s.comm != comm:
-                continue
-            if pick is not None and not pick.keep(s):
+            if not s.matches(pid, comm) or (pick is not None and not pick.keep(s)):
                 continue
             idle = prof.add(s)
             if heat is not None and wall is not None:  # folded stacks have no time to place

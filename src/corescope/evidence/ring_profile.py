@@ -122,11 +122,7 @@ def _ring_profile(store: Store, runner: Runner, wall_start: float, wall_end: flo
         batch.flush()  # what came before this chunk goes into the Profile first
         for s, t in profile_query.ring_samples(store, runner, wall_start, wall_end, cpu,
                                                diags, None, [chunk], whole, migrate=False):
-            if pid is not None and s.pid != pid and s.tid != pid:
-                continue
-            if comm is not None and s.comm != comm:
-                continue
-            if pick is not None and not pick.keep(s):
+            if not s.matches(pid, comm) or (pick is not None and not pick.keep(s)):
                 continue
             idle = prof.add(s)
             if heat is not None:

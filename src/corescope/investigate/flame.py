@@ -264,12 +264,7 @@ def _collect(stream: Samples, f: FlameFilters, pick: EventPick,
 
 
 def _filtered(samples: Samples, pid: int | None, comm: str | None) -> Samples:
-    for s, t in samples:
-        if pid is not None and s.pid != pid and s.tid != pid:
-            continue
-        if comm is not None and s.comm != comm:
-            continue
-        yield s, t
+    return ((s, t) for s, t in samples if s.matches(pid, comm))
 
 
 def heatmap_view(src: ProfileSource, start: float | None, end: float | None,

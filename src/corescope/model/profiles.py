@@ -64,6 +64,12 @@ class StackSample:
         p = self.period
         return self.count * p if p else self.count
 
+    def matches(self, pid: int | None, comm: str | None) -> bool:
+        """The profile queries' --pid (the process or one of its threads) and --comm filters;
+        None lets every sample through."""
+        return (pid is None or self.pid == pid or self.tid == pid) and \
+            (comm is None or self.comm == comm)
+
 
 @dataclass(frozen=True, slots=True)
 class ClockAnchor:
