@@ -62,7 +62,9 @@ def test_record_catches_a_hot_core_episode(recording):
     e = max(eps, key=lambda x: x["duration_s"])
     # at least three whole hot samples of ~1 s: their times jitter by a millisecond
     assert e["duration_s"] >= 2.9
-    assert e["mean_pct"] >= 90
+    # wall-time percentages, as mpstat's: what the hypervisor stole (up to ~11 % seen on CI's
+    # VMs) is not the kernel's, and the episode rule does not count it against the core
+    assert e["mean_pct"] + e["by_mode"]["steal"]["mean"] >= 90
     assert e["mode"] == "kernel"
     assert e["machine_avg_pct"] < e["mean_pct"]
 

@@ -109,6 +109,15 @@ def _gap(prev: CoreSample, cur: CoreSample) -> bool:
     return cur.t - prev.t > 2.5 * max(cur.interval_s, prev.interval_s, 1e-3)
 
 
+def _floor(u: CpuUsage, threshold: float, mode: str) -> float:
+    """The hot rule written out: `threshold` % of the time not stolen, while less than half
+    was stolen; steal and idle on wall time."""
+    steal = u.pct["steal"]
+    if mode in ("steal", "idle") or steal >= 50.0:
+        return threshold
+    return threshold * (100.0 - steal) / 100.0
+
+
 def find_episodes(
     samples: Sequence[CoreSample],
     threshold: float = 90.0,
@@ -123,7 +132,8 @@ def find_episodes(
         run: list[int] = []
         for k, s in enumerate(samples):
             u = usages[k].get(cpu)
-            hot = u is not None and u.ticks > 0 and u.mode_pct(mode) >= threshold
+            hot = u is not None and u.ticks > 0 and u.mode_pct(mode) >= _floor(u, threshold,
+                                                                                mode)
             if hot and run and _gap(samples[run[-1]], s):
                 episodes.extend(_close(run, cpu, samples, usages, threshold, min_duration, mode))
                 run = []

@@ -16,7 +16,7 @@ from typing import cast
 
 import numpy as np
 
-from corescope.analysis.usage import bound_of, mode_pct, usage_of
+from corescope.analysis.usage import bound_of, hot_floor, lowest_hot_floor, mode_pct, usage_of
 from corescope.model.cores import (
     COMPOSITE_MODES,
     DEFAULT_MIN_DURATION,
@@ -24,6 +24,7 @@ from corescope.model.cores import (
     DEFAULT_THRESHOLD,
     MODES,
     CoreSample,
+    CpuUsage,
     Episode,
 )
 from corescope.model.matrix import UNKNOWN_BOUND, CoreMatrix, sorted_unique
@@ -82,6 +83,11 @@ def covered_spans_matrix(m: CoreMatrix) -> list[tuple[float, float]]:
                     strict=True))
 
 
+def is_hot(u: CpuUsage, threshold: float, mode: str) -> bool:
+    """One CPU's interval is hot: usage.hot_floor's rule (steal discounted) on its usage."""
+    return u.ticks > 0 and u.mode_pct(mode) >= hot_floor(threshold, mode, u.pct["steal"])
+
+
 def hot_mask(m: CoreMatrix, threshold: float, mode: str, chunk: int = 8192) -> np.ndarray:
     """[ncpu, n] bool (CPU-major, as stored): CPU online, a non-empty interval, and `mode` %
     at or above threshold, with usage_of's arithmetic on whole planes, a chunk at a time."""
@@ -93,16 +99,18 @@ def hot_mask(m: CoreMatrix, threshold: float, mode: str, chunk: int = 8192) -> n
     hot = np.zeros(present.shape, bool)
     for k0, k1 in _candidate_runs(m, threshold, mode, chunk):
         sl = slice(k0, k1)
-        itv, pct = mode_pct(m.cells(sl).transpose(1, 2, 0), mode)
+        ticks = m.cells(sl).transpose(1, 2, 0)
+        itv, pct = mode_pct(ticks, mode)
+        floor = hot_floor(threshold, mode, mode_pct(ticks, "steal")[1])
         ok = present[:, sl] & (itv > 0)
-        hot[:, sl] = ok & (pct >= threshold)
+        hot[:, sl] = ok & (pct >= floor)
         if mode in COMPOSITE_MODES and _COMPENSATED_SUM:
             # Python's sum() (3.12+) may round a 3-term sum differently in the last bit:
             # decide cells this close to the threshold exactly as usage_of does
-            near = ok & (np.abs(pct - threshold) <= 1e-9 * (1 + abs(threshold)))
+            near = ok & (np.abs(pct - floor) <= 1e-9 * (1 + abs(threshold)))
             for i, k in zip(*np.nonzero(near), strict=True):
                 row = tuple(m.cells(slice(k0 + k, k0 + k + 1))[:, i, 0].tolist())
-                hot[i, k0 + k] = usage_of(0, row).mode_pct(mode) >= threshold
+                hot[i, k0 + k] = is_hot(usage_of(0, row), threshold, mode)
     m.cell_cache[key] = hot
     return hot
 
@@ -125,7 +133,8 @@ def _candidate_runs(m: CoreMatrix, threshold: float, mode: str,
         b = z.bounds
         unknown = (b[..., [MODES.index(p) for p in COMPOSITE_MODES.get(mode, (mode,))]]
                    == UNKNOWN_BOUND).any(axis=-1)
-        maybe = ((bound_of(b, mode) > threshold - _BOUND_SLACK) | unknown).any(axis=1)
+        floor = lowest_hot_floor(threshold, mode, b[..., MODES.index("steal")].astype(float))
+        maybe = ((bound_of(b, mode) > floor - _BOUND_SLACK) | unknown).any(axis=1)
         ends = np.append(z.starts[1:], n)
         spans = []
         for k0, k1 in zip(z.starts[maybe].tolist(), ends[maybe].tolist(), strict=True):

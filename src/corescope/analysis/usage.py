@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -135,6 +136,34 @@ _MODE_TICKS: dict[str, Callable[[_Planes], np.ndarray]] = {
     "gnice": lambda d: d(_GN),
     "idle": lambda d: d(_I),
 }
+
+
+# A core is hot when `mode` took `threshold` % of the time the guest had it: time the hypervisor
+# stole was not the guest's to spend (a core at 87 % sys and 10 % steal ran kernel code 97 % of
+# the time it ran: the NIC driver's softirq on it starved all the same). Only while the guest
+# had the core at least half the time: beyond that the host, not the guest, is the story (the
+# steal hypothesis), and the threshold applies to wall time as for every other monitor.
+STEAL_DISCOUNT_BELOW_PCT = 50.0
+
+
+def hot_floor(threshold: float, mode: str, steal_pct: Any) -> Any:
+    """The `mode` % at or above which a cell is hot, given its steal % (a float or an array):
+    `threshold` of the unstolen time; steal and idle themselves are judged on wall time."""
+    if mode in ("steal", "idle"):
+        return threshold if not isinstance(steal_pct, np.ndarray) else \
+            np.full(steal_pct.shape, float(threshold))
+    lo = threshold * (100.0 - steal_pct) / 100.0
+    if isinstance(steal_pct, np.ndarray):
+        return np.where(steal_pct < STEAL_DISCOUNT_BELOW_PCT, lo, float(threshold))
+    return lo if steal_pct < STEAL_DISCOUNT_BELOW_PCT else threshold
+
+
+def lowest_hot_floor(threshold: float, mode: str, steal_bound: np.ndarray) -> np.ndarray:
+    """The least hot_floor over cells whose steal % is below `steal_bound` (a zone map's
+    strict upper bound): what a segment's `mode` bound must reach for it to hold a hot cell."""
+    if mode in ("steal", "idle"):
+        return np.full(steal_bound.shape, float(threshold))
+    return threshold * (100.0 - np.minimum(steal_bound, STEAL_DISCOUNT_BELOW_PCT)) / 100.0
 
 
 def mode_bounds(fields: np.ndarray, present: np.ndarray) -> np.ndarray:

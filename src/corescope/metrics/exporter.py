@@ -34,11 +34,12 @@ from corescope.model.cgroups import DEFAULT_THRESHOLDS
 _TH = DEFAULT_THRESHOLDS
 SATURATED = Family("corescope_cpu_saturated_seconds", "counter",
                    f"Seconds the CPU spent with the mode at or above the episode threshold "
-                   f"({DEFAULT_THRESHOLD:g} %), since this recorder started.", ("cpu", "mode"))
+                   f"({DEFAULT_THRESHOLD:g} % of the time not stolen by the hypervisor), "
+                   "since this recorder started.", ("cpu", "mode"))
 EPISODES = Family("corescope_hot_core_episodes", "counter",
-                  f"Hot-core episodes (kernel time >= {DEFAULT_THRESHOLD:g} % for >= "
-                  f"{DEFAULT_MIN_DURATION:g} s) since this recorder started, counted when they "
-                  "qualify.", ("cpu",))
+                  f"Hot-core episodes (kernel time >= {DEFAULT_THRESHOLD:g} % of the unstolen "
+                  f"time for >= {DEFAULT_MIN_DURATION:g} s) since this recorder started, "
+                  "counted when they qualify.", ("cpu",))
 WINDOW = Family("corescope_cpu_mode_ratio_max_window_seconds", "gauge",
                 "The trailing window of corescope_cpu_mode_ratio_max.")
 DYING = Family("corescope_memcg_dying", "gauge",

@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from corescope.analysis.episodes import DEFAULT_MIN_DURATION, DEFAULT_THRESHOLD
-from corescope.analysis.usage import mode_ticks
+from corescope.analysis.usage import hot_floor, mode_ticks
 from corescope.analysis.zombies import growth
 from corescope.model.cgroups import MemcgCensus, RestartRecord, StatReadCost
 from corescope.model.cores import FIELDS, CoreSample
@@ -31,6 +31,7 @@ from corescope.sensors.base import Tap
 # user = usr + nice (guest excluded, as mpstat does).
 MODES: tuple[str, ...] = ("kernel", "user", "sys", "irq", "soft", "iowait", "steal")
 KERNEL = 0
+STEAL = MODES.index("steal")
 SATURATED_RATIO = DEFAULT_THRESHOLD / 100.0  # the `cores` episode threshold (90 %)
 EPISODE_MIN_S = DEFAULT_MIN_DURATION  # and its minimum duration (2 s)
 CENSUS_HISTORY = 360  # an hour of censuses at the default 10 s, for the growth slope
@@ -156,7 +157,10 @@ class LiveMetrics(Tap):
         self._ring[rows, :, pos] = ratios
         self._t[pos] = t
         self._pos = (pos + 1) % self._t.size
-        hot = ratios >= SATURATED_RATIO
+        # usage.hot_floor's rule on ratios: each mode but steal against the unstolen time
+        hot = ratios * 100.0 >= hot_floor(DEFAULT_THRESHOLD, "kernel",
+                                          ratios[:, [STEAL]] * 100.0)
+        hot[:, STEAL] = ratios[:, STEAL] >= SATURATED_RATIO
         self._sat[rows] += hot * dt
         # an episode: kernel time ≥ threshold for ≥ the minimum duration, counted once; a gap
         # in sampling (a stopped recorder, a long stall) breaks the run as `cores` does

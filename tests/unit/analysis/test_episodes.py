@@ -79,3 +79,27 @@ def test_covered_spans_split_at_gaps():
     s = series(20, {})
     s = s[:5] + s[12:]
     assert covered_spans(s) == [(3000.0, 3005.0), (3012.0, 3020.0)]
+
+
+def _ticks(**fields: int) -> tuple[int, ...]:
+    return tuple(fields.get(f, 0) for f in FIELDS)
+
+
+@pytest.mark.parametrize("busy, hot", [
+    (_ticks(system=87, steal=10, idle=3), True),   # 97 % of the unstolen time in the kernel
+    (_ticks(system=60, steal=40), True),           # all of the guest's 60 % in the kernel
+    (_ticks(system=85, steal=5, idle=10), False),  # 89 % of the unstolen time: below 90
+    (_ticks(system=40, steal=60), False),          # the host took most: not the guest's story
+    (_ticks(system=90, idle=10), True),            # no steal: the threshold on wall time
+])
+def test_stolen_time_is_not_the_guests_to_spend(busy: tuple[int, ...], hot: bool) -> None:
+    eps = find_episodes(series(20, {1: range(5, 10)}, busy=busy))
+    assert [e.cpu for e in eps] == ([1] if hot else [])
+    if hot:  # the percentages reported stay sysstat's, of wall time
+        assert eps[0].mean_pct == pytest.approx(busy[FIELDS.index("system")])
+
+
+def test_a_steal_episode_is_judged_on_wall_time() -> None:
+    s = series(20, {1: range(5, 10)}, busy=_ticks(steal=85, system=15))
+    assert [e.cpu for e in find_episodes(s, 80.0, mode="steal")] == [1]
+    assert find_episodes(s, 90.0, mode="steal") == []

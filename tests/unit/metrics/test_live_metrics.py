@@ -112,3 +112,26 @@ def test_counters_from_other_sensors() -> None:
     assert snap.stat_costs == {"memory.stat": 0.0025}
     assert snap.census is not None and snap.census.dying == 720
     assert snap.growth_per_hour == pytest.approx(3600.0)
+
+
+def test_the_exporter_discounts_stolen_time_as_cores_does() -> None:
+    """A core at 87 % sys with 10 % stolen by the hypervisor is saturated for the exporter as
+    for `cores` (one rule, analysis.usage.hot_floor)."""
+    from corescope.model.cores import FIELDS
+
+    def row(**f: int) -> tuple[int, ...]:
+        return tuple(f.get(name, 0) for name in FIELDS)
+
+    t0 = 1_800_000_000.0
+    samples = [CoreSample(t=t0 + k + 1, interval_s=1.0,
+                          deltas={0: row(idle=100),
+                                  1: row(system=87, steal=10, idle=3) if 3 <= k < 7
+                                  else row(idle=100)}) for k in range(12)]
+    live = LiveMetrics(window_s=60, clock=lambda: samples[-1].t)
+    for s in samples:
+        live.cores(s)
+    snap = live.snapshot()
+    assert [(e.cpu, round(e.duration_s)) for e in find_episodes(samples)] == [(1, 4)]
+    assert snap.episodes.tolist() == [0, 1]
+    assert snap.saturated_s[snap.cpus.index(1), MODES.index("kernel")] == pytest.approx(4.0)
+    assert snap.saturated_s[snap.cpus.index(1), MODES.index("steal")] == 0.0
