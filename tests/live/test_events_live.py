@@ -134,11 +134,15 @@ def test_kmsg_sensor_streams_and_classifies(kmsg_sensor) -> None:
 def test_kmsg_sensor_learns_the_clock_skew_a_marker_measures(kmsg_sensor) -> None:
     sensor, store = kmsg_sensor
     nonce = uuid.uuid4().hex[:10]
-    _write_kmsg(f"corescope-test: skew {nonce}")
-    _wait_for(store, nonce)
+    # each line read bounds the skew by its reader's wake-up latency; one line alone left the
+    # bound 13 ms loose on a CI VM losing time to its host, so take the best of several, as
+    # a recorder does over its life
+    for k in range(6):
+        _write_kmsg(f"corescope-test: skew {nonce} {k}")
+        _wait_for(store, f"{nonce} {k}")
     cal = calibrate_with_marker(label=f"corescope-test skew check {nonce}")
     assert cal is not None
-    # the learned skew is a lower bound, tight to the reader's wake-up latency
+    # the learned skew is a lower bound, tight to the reader's best wake-up latency
     assert cal.skew_s - 0.01 <= sensor._skew_s <= cal.skew_s + cal.anchor.error_s + 0.001
 
 
