@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from support import run_cli, run_cli_json
+from support import run_cli_here
 
 # (kind, seed, cpus): every class, and the chain on several shapes
 CASES = [
@@ -114,8 +114,8 @@ HARD = [
 def generate(tmp: Path, kind: str, seed: int, cpus: int,
              extra: tuple[str, ...] = ("--duration", "30m")) -> tuple[Path, dict[str, Any]]:
     out = tmp / f"{kind}-{seed}"
-    run_cli("lab", "scenario", "--kind", kind, "--seed", str(seed), "--cpus", str(cpus),
-            *extra, "-o", str(out), check=True, timeout=300)
+    run_cli_here("lab", "scenario", "--kind", kind, "--seed", str(seed), "--cpus", str(cpus),
+                 *extra, "-o", str(out), check=True)
     return out, json.loads((out / "expected.json").read_text())
 
 
@@ -124,7 +124,7 @@ def generate(tmp: Path, kind: str, seed: int, cpus: int,
 def test_diagnose_names_the_generated_root_cause(tmp_path: Path, kind: str, seed: int,
                                                  cpus: int, extra: tuple[str, ...]) -> None:
     scen, want = generate(tmp_path, kind, seed, cpus, extra)
-    d = run_cli_json("diagnose", str(scen), "--json", timeout=600)
+    d = diagnosed(scen)
     v = d["verdict"]
     assert v["root_cause"] == want["root_cause"], (v, [
         (h["name"], h["verdict"], h["score"], h["summary"]) for h in d["hypotheses"]])
@@ -166,13 +166,21 @@ def test_diagnose_names_the_generated_root_cause(tmp_path: Path, kind: str, seed
         assert stall["evidence"]["served_by_hot_cpu"]["value"] is True
 
 
+def diagnosed(scen: Path) -> dict[str, Any]:
+    """`diagnose DIR --json` of a generated scenario (in this process: the files alone are
+    its input, as for a fresh one)."""
+    proc = run_cli_here("diagnose", str(scen), "--json")
+    assert proc.returncode in (0, 1), (proc.returncode, proc.stdout, proc.stderr)
+    return json.loads(proc.stdout)
+
+
 def test_look_alikes_accuse_nothing_they_should_not(tmp_path: Path) -> None:
     """No hypothesis (not only the verdict) supports a zombie leak on the softirq storm or
     the hardware case, and nothing but `healthy` is supported on healthy load."""
     for kind, seed, cpus in (("softirq_storm", 21, 16), ("hardware_fault", 22, 16),
                              ("healthy_bursty", 23, 16), ("hypervisor_steal", 24, 16)):
         scen, _want = generate(tmp_path, kind, seed, cpus)
-        d = run_cli_json("diagnose", str(scen), "--json", timeout=600)
+        d = diagnosed(scen)
         supported = {h["name"] for h in d["hypotheses"] if h["verdict"] == "supported"}
         assert "zombie_memcg_leak" not in supported, (kind, supported)
         if kind == "healthy_bursty":
@@ -206,7 +214,7 @@ def test_softirq_storm_without_softirqs_says_net_rx_not_measured(tmp_path: Path)
     scen, want = generate(tmp_path, "softirq_storm", 2, 16,
                           ("--omit", "softirqs", "--duration", "30m"))
     assert not (scen / "softirqs.log").exists()
-    d = run_cli_json("diagnose", str(scen), "--json", timeout=600)
+    d = diagnosed(scen)
     assert d["verdict"]["root_cause"] == want["root_cause"]
     h = next(h for h in d["hypotheses"] if h["name"] == "irq_softirq_saturation")
     assert not any(k.startswith("net_rx_per_s") or k == "net_rx_raised" for k in h["evidence"])
@@ -221,7 +229,7 @@ def test_softirq_incidents_tie_to_the_serving_core_not_the_nearest_episode(
     the stall's lead-up window), not only those whose nearest episode is the storm's."""
     scen, want = generate(tmp_path, "softirq_storm", 32, 8,
                           ("--also", "neighbours", "--omit", "interrupts", "--duration", "15m"))
-    d = run_cli_json("diagnose", str(scen), "--json", timeout=600)
+    d = diagnosed(scen)
     assert d["verdict"]["root_cause"] == "irq_softirq_saturation"
     assert d["verdict"]["hot_cpu"] == want["hot_cpu"]
     h = next(h for h in d["hypotheses"] if h["name"] == "irq_softirq_saturation")
@@ -248,7 +256,7 @@ def test_keepalive_timeouts_after_a_softirq_core_are_the_devices(tmp_path: Path)
         out.append(line)
     assert n >= 2
     log.write_text("".join(out))
-    d = run_cli_json("diagnose", str(scen), "--json", timeout=600)
+    d = diagnosed(scen)
     by = {h["name"]: h for h in d["hypotheses"]}
     soft = by["irq_softirq_saturation"]["evidence"]
     assert soft["incidents_after_softirq_core"]["value"] == 0, soft
@@ -287,7 +295,7 @@ def test_healthy_is_never_supported_beside_a_cause(tmp_path: Path, kind: str, se
     `healthy` as supported next to the real verdict. The list now agrees with the verdict,
     and says why healthy was set aside."""
     scen, want = generate(tmp_path, kind, seed, 16, (*extra, "--duration", "15m"))
-    d = run_cli_json("diagnose", str(scen), "--json", timeout=600)
+    d = diagnosed(scen)
     assert d["verdict"]["root_cause"] == want["root_cause"]
     h = next(h for h in d["hypotheses"] if h["name"] == "healthy")
     assert h["verdict"] == "ruled_out", h
@@ -301,7 +309,7 @@ def test_a_loop_seen_once_is_not_said_to_restart_zero_times(tmp_path: Path) -> N
     a rate: the crash loop says so instead of "restarting 0/h"."""
     scen, want = generate(tmp_path, "zombie_no_harm", 113, 16,
                           ("--omit", "census", "--duration", "15m"))
-    d = run_cli_json("diagnose", str(scen), "--json", timeout=600)
+    d = diagnosed(scen)
     h = next(h for h in d["hypotheses"] if h["name"] == "crash_loop")
     assert h["verdict"] == "supported" and h["summary"].startswith(want["culprit"])
     assert "0/h" not in h["summary"] and "rate unknown" in h["summary"], h["summary"]
@@ -314,7 +322,7 @@ def test_a_storm_with_no_placed_incident_reads_its_saturations_stacks(tmp_path: 
     saturations' own, and they say NET_RX (ksoftirqd, net_rx_action) all the same."""
     scen, want = generate(tmp_path, "softirq_storm", 509, 16,
                           ("--omit", "dmesg_time", "--duration", "15m"))
-    d = run_cli_json("diagnose", str(scen), "--json", timeout=600)
+    d = diagnosed(scen)
     assert d["verdict"]["root_cause"] == "irq_softirq_saturation"
     assert d["verdict"]["hot_cpu"] == want["hot_cpu"]
     h = next(h for h in d["hypotheses"] if h["name"] == "irq_softirq_saturation")
