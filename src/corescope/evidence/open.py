@@ -1,10 +1,15 @@
 """Evidence chosen once: what a command was given (a store directory, this node as it is now,
-a saved kernel log, a store's profile ring) turned into the Evidence an investigation reads.
-Failures are CorescopeErrors, said once by the CLI; what was left out comes back as status
-lines and warnings, never printed here."""
+a saved kernel log, a store's profile ring, saved perf script files) turned into the Evidence
+an investigation reads; and every store a command opens, opened here. Failures are
+CorescopeErrors (a store that cannot be opened: StoreError, of the store kind), said once by
+the CLI; what was left out comes back as status lines and warnings, never printed here."""
 
 from __future__ import annotations
 
+import shutil
+import tempfile
+from collections.abc import Callable, Iterator
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -15,21 +20,52 @@ from corescope.model.common import Diagnostic, SensorStatus
 if TYPE_CHECKING:  # a saved log's evidence loads neither the store (sqlite3) nor numpy
     from corescope.evidence.base import Evidence
     from corescope.evidence.memory import MemoryEvidence
-    from corescope.evidence.profiles import RingProfiles
+    from corescope.evidence.profiles import Progress, RingProfiles
     from corescope.evidence.store import StoreEvidence
     from corescope.rootfs import Root
     from corescope.runner import Runner
     from corescope.store.db import Store
 
 
+def open_store(store_dir: Path, *, create: bool = False) -> Store:
+    """The store at `store_dir`: one that must be there (a reader's), or with `create` one
+    made there if there is none (an analysis kept with --store). StoreError says why not."""
+    from corescope.store.db import Store
+
+    return Store.open(store_dir, create=create)
+
+
+def recording_store(store_dir: Path, log: Callable[[str], None]) -> Store:
+    """The store `record` writes: a corrupt one is moved aside (kept, 0600) and a fresh one
+    started, said through `log`, so recording goes on. StoreError when neither can be."""
+    from corescope.store.db import Store
+
+    return Store.open_or_replace(store_dir, log)
+
+
+@contextmanager
+def scratch_store(prefix: str) -> Iterator[Store]:
+    """A new store in a private temporary directory, for input imported only to be read
+    (analyze without --store, flame --perf-script): removed with its directory afterwards."""
+    tmp = Path(tempfile.mkdtemp(prefix=prefix))
+    try:
+        store = open_store(tmp / "store", create=True)
+        try:
+            yield store
+        finally:
+            store.close()
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
 def existing_store(store_dir: Path) -> Store | None:
     """The store if one was recorded or analyzed there, else None; a store that is there but
     cannot be opened raises StoreError."""
-    from corescope.store.db import DB_NAME, Store
+    from corescope.store.db import DB_NAME
 
     if not (store_dir / DB_NAME).exists():
         return None
-    return Store.open(store_dir, create=False)
+    return open_store(store_dir)
 
 
 def ring_profiles(store_dir: Path, runner: Runner) -> RingProfiles:
@@ -37,18 +73,82 @@ def ring_profiles(store_dir: Path, runner: Runner) -> RingProfiles:
     only the ring: its other records load when asked for (RingProfiles.evidence). No store
     there, or one that cannot be opened, raises StoreError."""
     from corescope.evidence.profiles import RingProfiles
-    from corescope.store.db import Store
 
-    return RingProfiles(Store.open(store_dir, create=False), runner)
+    return RingProfiles(open_store(store_dir), runner)
+
+
+# what a flame query reads the ring with (numpy, the chunks' columns), and what imports saved
+# perf script input into a temporary ring: the CLI loads them once the options say which
+# (views.clitypes.load_modules), as start-up loads its own
+RING_QUERY_MODULES = ("corescope.evidence.ring_profile",)
+PERF_INPUT_MODULES = ("corescope.ingest.perf_write", "corescope.sources.perf_import",
+                      "corescope.store.db")
+
+
+def profile_modules(inputs: tuple[str, ...]) -> tuple[str, ...]:
+    """The modules `profile_input` will need for these inputs."""
+    return RING_QUERY_MODULES + (PERF_INPUT_MODULES if inputs else ())
+
+
+def profile_input(store_dir: Path, runner: Runner, inputs: tuple[str, ...],
+                  boot_time: float | None, diags: list[Diagnostic],
+                  progress: Progress | None) -> RingProfiles:
+    """The profile ring `flame` and `heatmap` read: the store's, or with `inputs` (saved
+    perf script or folded files, folders of them, - for stdin) those files imported into a
+    temporary ring, which the same query then reads. The query's notes go to `diags` for
+    the store's ring; for the inputs, only the import's (they name the user's files).
+    InvalidInput when the inputs hold no samples."""
+    if not inputs:
+        src = ring_profiles(store_dir, runner)
+        src.diags, src.progress = diags, progress
+        return src
+    return _perf_input_ring(runner, inputs, boot_time, diags, progress)
+
+
+def _perf_input_ring(runner: Runner, inputs: tuple[str, ...], boot_time: float | None,
+                     diags: list[Diagnostic], progress: Progress | None) -> RingProfiles:
+    from corescope.evidence.profiles import RingProfiles
+    from corescope.ingest.perf_write import import_input  # the writer: offline input only
+    from corescope.sources import perf_import
+
+    scratch = ExitStack()  # the temporary ring lives until the flame view closes it
+    src = RingProfiles(scratch.enter_context(scratch_store("corescope-flame-")), runner,
+                       offline=True, progress=progress, on_close=scratch.close)
+    try:
+        skipped = []
+        for path in perf_import.expand(inputs):
+            got = import_input(src.store, path, boot_time=boot_time, diags=diags)
+            if got.skipped:
+                skipped.append(f"{got.name}: {got.skipped}")
+                diags.append(Diagnostic(got.name, f"skipped: {got.skipped}"))
+        chunks = src.all_chunks()
+        if not chunks:
+            raise InvalidInput("no samples in the --perf-script input" +
+                               (f" ({'; '.join(skipped[:3])})" if skipped else ""))
+    except BaseException:
+        src.close()
+        raise
+    timed = {c.anchored for c in chunks if c.format in ("text", "columns") and not c.untimed}
+    if len(timed) > 1:
+        diags.append(Diagnostic("--perf-script", "inputs mix wall-clock and boot-relative "
+                                "times: give --boot-time to put them on one clock"))
+    return src
+
+
+def ring_events(store_dir: Path, runner: Runner, src: RingProfiles) -> Evidence:
+    """The Evidence whose kernel events a flame view's --event ID names: the ring's own
+    store, or for saved perf script input the store at `store_dir`."""
+    if not src.offline:
+        return src.evidence()
+    return ring_profiles(store_dir, runner).evidence()
 
 
 def store_evidence(store_dir: Path, runner: Runner) -> StoreEvidence:
     """The evidence of a store that must be there (serve's pages, the exporter's diagnosis
     thread: each caller its own connection); StoreError when it cannot be opened."""
     from corescope.evidence.store import StoreEvidence
-    from corescope.store.db import Store
 
-    return StoreEvidence(Store.open(store_dir, create=False), runner)
+    return StoreEvidence(open_store(store_dir), runner)
 
 
 MAX_LOG_BYTES = 128 * 1024 * 1024  # a saved log beyond this is cut with `tail -c` first

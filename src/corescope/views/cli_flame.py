@@ -1,18 +1,22 @@
 """`corescope flame` and `corescope heatmap`: time travel over the profile ring, per CPU,
 against a baseline. The options are turned into a window and filters, the investigation's
-flame view (investigate/flame.py) reads them, and the format asked for renders it. Saved
-`perf script` files (--perf-script) are imported into a temporary store and read by the same
-ring query, so windows, --event and --diff work on them too."""
+flame view (investigate/flame.py) reads them, and the format asked for renders it. The
+stacks come from the profile source evidence.open chooses for the inputs: the store's ring,
+or saved `perf script` files (--perf-script) imported into a temporary ring that the same
+query reads, so windows, --event and --diff work on them too."""
 
 from __future__ import annotations
 
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from corescope.analysis.flame import WEIGHTS
+from corescope.evidence import open as open_evidence
 from corescope.investigate.flame import (
     FlameFilters,
     flame_view,
@@ -29,19 +33,27 @@ from corescope.views.clitypes import (
     load_modules,
 )
 from corescope.views.flame_options import inputs, perf_event_name, window_asked, window_options
-from corescope.views.flame_output import FORMATS, RENDERERS, emit_flame, sample_outputs
-from corescope.views.flame_source import (
-    OFFLINE_MODULES,
-    QUERY_MODULES,
+from corescope.views.flame_output import (
+    FORMATS,
+    RENDERERS,
     Progress,
-    events_of,
-    open_source,
+    emit_flame,
+    sample_outputs,
 )
+
+if TYPE_CHECKING:
+    from corescope.evidence.base import Evidence
+    from corescope.evidence.profiles import RingProfiles
 
 
 def _load(paths: tuple[str, ...], *more: str) -> None:
     """What this run needs besides the command itself: only now do the options say."""
-    load_modules(*QUERY_MODULES, *(OFFLINE_MODULES if paths else ()), *more)
+    load_modules(*open_evidence.profile_modules(paths), *more)
+
+
+def _events_of(obj: CliContext, src: RingProfiles) -> Callable[[], Evidence]:
+    """The Evidence --event ID reads, opened only if it is asked for."""
+    return lambda: open_evidence.ring_events(obj.store_dir, obj.runner, src)
 
 
 def register(cli: click.Group, lab: click.Group) -> None:
@@ -100,10 +112,10 @@ def register(cli: click.Group, lab: click.Group) -> None:
         sinks, kept = sample_outputs(fmt, include_idle)
         diags: list[Diagnostic] = []
         progress = Progress()
-        src = open_source(obj, paths, boot_time, diags, progress)
+        src = open_evidence.profile_input(obj.store_dir, obj.runner, paths, boot_time, diags,
+                                          progress)
         try:
-            window = resolve_flame_window(src, ask, event, lambda: events_of(obj, src),
-                                          time.time())
+            window = resolve_flame_window(src, ask, event, _events_of(obj, src), time.time())
             view = flame_view(src, window, filters, diff=diff_at, before=ask.before,
                               after=ask.after, gap=baseline_gap, sinks=sinks)
         finally:
@@ -139,10 +151,10 @@ def register(cli: click.Group, lab: click.Group) -> None:
         _load(paths, "corescope.render.heatmap_text")
         diags: list[Diagnostic] = []
         progress = Progress()
-        src = open_source(obj, paths, boot_time, diags, progress)
+        src = open_evidence.profile_input(obj.store_dir, obj.runner, paths, boot_time, diags,
+                                          progress)
         try:
-            window = resolve_flame_window(src, ask, event, lambda: events_of(obj, src),
-                                          time.time())
+            window = resolve_flame_window(src, ask, event, _events_of(obj, src), time.time())
             heat = window_heatmap(src, window, FlameFilters(cpu, pid, comm, perf_event),
                                   rows_ms)
         finally:

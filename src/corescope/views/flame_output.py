@@ -1,6 +1,7 @@
 """`flame --format`: the window's FlameReport written as the one format asked for. Each
 format's renderer is imported only when it is the one asked for (the HTML page, pprof's
-encoder and speedscope's writer cost start-up that `top` and `folded` never use)."""
+encoder and speedscope's writer cost start-up that `top` and `folded` never use). And the
+progress line a long query shows."""
 
 from __future__ import annotations
 
@@ -17,6 +18,26 @@ from corescope.model.common import JSON_SCHEMA
 from corescope.render import term
 from corescope.timeparse import iso
 from corescope.views.clitypes import write_private
+
+
+class Progress:
+    """`chunk 3/40` on stderr, only when stderr is a terminal."""
+
+    def __init__(self) -> None:
+        self.on = sys.stderr.isatty()
+        self.used = False
+
+    def __call__(self, i: int, n: int, what: str) -> None:
+        if self.on:
+            self.used = True
+            sys.stderr.write(f"\r\x1b[K{i}/{n} {term.clean(what[-60:])}")
+            sys.stderr.flush()
+
+    def done(self) -> None:
+        if self.used:
+            sys.stderr.write("\r\x1b[K")
+            sys.stderr.flush()
+
 
 DEFAULT_HZ = 49  # `record --profile-hz` default, when nothing says otherwise
 FORMATS = ("top", "json", "folded", "html", "pprof", "speedscope")

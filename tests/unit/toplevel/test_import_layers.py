@@ -31,7 +31,10 @@ ALLOWED: dict[str, set[str]] = {
     "store": FOUNDATION | {"analysis"},
     "ingest": _DATA | {"sensors"},
     "sensors": _DATA | {"ingest"},
-    "evidence": _DATA,
+    # saved perf script input (flame --perf-script) becomes evidence as a temporary ring that
+    # ingest writes and the ring query reads, chosen in evidence.open like every other input;
+    # ingest imports nothing above the store, so no circle
+    "evidence": _DATA | {"ingest"},
     "investigate": FOUNDATION | {"analysis", "evidence"},
     "render": FOUNDATION | {"analysis", "evidence", "investigate"},
     "recorder": _DATA | {"sensors", "ingest"},
