@@ -68,28 +68,21 @@ def brier(outcomes: Iterable[Outcome]) -> tuple[float | None, int]:
 
 def diagnose_dir(path: Path) -> tuple[str, float]:
     """The verdict `diagnose PATH` reaches on one directory (root cause, confidence)."""
+    from corescope.evidence.open import scratch_store
     from corescope.evidence.store import StoreEvidence
     from corescope.ingest import import_paths
     from corescope.investigate import Window, investigate
     from corescope.runner import Runner
-    from corescope.store.db import Store
     from corescope.store.meta import capture_window
 
-    tmp = Path(tempfile.mkdtemp(prefix="corescope-calib-"))
-    try:
-        store = Store.open(tmp / "store")
-        try:
-            import_paths([path], store)
-            ev = StoreEvidence(store, Runner())
-            cov = ev.coverage()
-            if cov.start is None or cov.end is None:
-                return "undetermined", 0.0
-            start, end = capture_window(store) or (cov.start, cov.end)
-            inv = investigate(ev, Window(start, end))
-        finally:
-            store.close()
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
+    with scratch_store("corescope-calib-") as store:
+        import_paths([path], store)
+        ev = StoreEvidence(store, Runner())
+        cov = ev.coverage()
+        if cov.start is None or cov.end is None:
+            return "undetermined", 0.0
+        start, end = capture_window(store) or (cov.start, cov.end)
+        inv = investigate(ev, Window(start, end))
     v = inv.diagnosis.verdict if inv.diagnosis else None
     return (v.root_cause, v.confidence) if v else ("undetermined", 0.0)
 

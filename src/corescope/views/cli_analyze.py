@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import shutil
-import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -11,13 +9,14 @@ from typing import Any
 
 import click
 
+from corescope.evidence.open import open_store, scratch_store
 from corescope.evidence.store import StoreEvidence
 from corescope.investigate import Investigation, investigate
 from corescope.investigate.build import Options
 from corescope.render import term
 from corescope.render.json_contract import investigation_json
 from corescope.render.text import print_investigation
-from corescope.store.db import Store, StoreError
+from corescope.store.db import Store
 from corescope.store.meta import ORIGIN, capture_window, get_meta, set_meta
 from corescope.store.series import time_span
 from corescope.timeparse import format_duration, iso
@@ -37,12 +36,9 @@ from corescope.views.windows import UNTIL, window_options, window_or_fail
 def analysis_store(obj: CliContext) -> Iterator[Store]:
     """The store an analysis imports into: --store DIR (kept), or a private temporary one
     (deleted afterwards). A store that holds a live recording is never mixed with another
-    node's artifacts."""
+    node's artifacts. A store that cannot be opened is a StoreError, said by the CLI."""
     if obj.store_given:
-        try:
-            store = Store.open(obj.store_dir, create=True)
-        except StoreError as exc:
-            fail(str(exc))
+        store = open_store(obj.store_dir, create=True)
         if get_meta(store, ORIGIN) != "analyze" and time_span(store) is not None:
             store.close()
             fail(f"{obj.store_dir} holds a live recording; analyze into another --store "
@@ -53,16 +49,9 @@ def analysis_store(obj: CliContext) -> Iterator[Store]:
         finally:
             store.close()
         return
-    tmp = Path(tempfile.mkdtemp(prefix="corescope-analyze-"))
-    try:
-        store = Store.open(tmp / "store", create=True)
+    with scratch_store("corescope-analyze-") as store:
         set_meta(store, ORIGIN, "analyze")
-        try:
-            yield store
-        finally:
-            store.close()
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
+        yield store
 
 
 def import_and_investigate(obj: CliContext, paths: tuple[Path, ...], boot_time: float | None,

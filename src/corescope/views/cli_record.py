@@ -11,6 +11,7 @@ from typing import Any
 import click
 
 from corescope import sdnotify
+from corescope.evidence.open import recording_store
 from corescope.model.common import Diagnostic
 from corescope.protect import MemoryGuard, protect
 from corescope.recorder import Recorder, build_sensors
@@ -20,7 +21,7 @@ from corescope.sensors.options import SensorOption
 from corescope.sources.frames import has_frames, load_frames
 from corescope.sources.replay import replay_samples
 from corescope.store import retention
-from corescope.store.db import Store, StoreError, ensure_private_dir, move_aside
+from corescope.store.db import Store, ensure_private_dir, move_aside
 from corescope.store.series_writer import InvalidSample, SeriesWriter
 from corescope.store.watch import GONE, REPLACED, StoreProblem
 from corescope.textsafe import echo
@@ -85,12 +86,10 @@ def record(obj: CliContext, **values: Any) -> None:
         fail(problem)
     listen_at = _check_fleet_options(opts.listen, opts.pyroscope_url, opts.profile)
     duration = _remaining(opts.duration_s)
-    try:
-        # a corrupt store is moved aside (kept, 0600) and recording starts on a fresh one
-        store = Store.open_or_replace(
-            obj.store_dir, lambda msg: echo(f"corescope record: {msg}", err=True))
-    except StoreError as exc:
-        fail(str(exc))
+    # a corrupt store is moved aside (kept, 0600) and recording starts on a fresh one; one
+    # that cannot be opened at all is a StoreError, said by the CLI (views/cli.py main)
+    store = recording_store(obj.store_dir, lambda msg: echo(f"corescope record: {msg}",
+                                                            err=True))
     if has_frames(obj.root):
         _replay(obj, store, opts)
         return

@@ -174,10 +174,11 @@ def load_modules(*names: str) -> None:
 def open_store_or_fail(obj: CliContext, hint: str = "") -> Store:
     """The existing store for a reading command, or exit 2 saying what to do (`hint` adds
     a command's own alternative, e.g. "or use --file")."""
-    from corescope.store.db import Store, StoreError  # sqlite3: only commands that read it
+    from corescope.evidence.open import open_store  # sqlite3: only commands that read it
+    from corescope.store.db import StoreError
 
     try:
-        return Store.open(obj.store_dir, create=False)
+        return open_store(obj.store_dir)
     except StoreError as exc:
         fail(f"{exc}{'; ' + hint if hint else ''}")
 
