@@ -23,7 +23,7 @@ from corescope.runner import Runner
 from corescope.sensors import kmsg as kmsg_sensor
 from corescope.sensors.base import RecordOptions, SensorEnv
 from corescope.sensors.kmsg import KmsgSensor
-from corescope.sources.kmsg import KmsgReader, open_kmsg
+from corescope.sources.kmsg_reader import KmsgReader, open_kmsg
 from corescope.store.db import Store
 
 

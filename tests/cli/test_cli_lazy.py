@@ -53,10 +53,10 @@ def test_events_file_loads_only_the_log_part_of_the_pipeline() -> None:
 # pressure record, `report` parses no saved log (the store holds classified events).
 NOT_FOR_CORES = ("corescope.model.cgroups", "corescope.model.pressure",
                  "corescope.model.profiles", "corescope.analysis.classify",
-                 "corescope.sources.kmsg", "corescope.sources.kmsg_saved",
+                 "corescope.sources.kmsg_reader", "corescope.sources.kmsg_saved",
                  "corescope.sources.kmsg_records")
 NOT_FOR_REPORT = ("corescope.model.profiles", "corescope.analysis.classify",
-                  "corescope.sources.kmsg", "corescope.sources.kmsg_saved",
+                  "corescope.sources.kmsg_reader", "corescope.sources.kmsg_saved",
                   "corescope.sources.kmsg_records", "corescope.evidence.memory")
 
 

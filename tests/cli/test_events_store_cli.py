@@ -204,8 +204,8 @@ def test_kmsg_sensor_drain_stores_events_and_loss(tmp_path: Path) -> None:
     from corescope.runner import Runner
     from corescope.sensors.base import RecordOptions, SensorEnv
     from corescope.sensors.kmsg import KmsgSensor
-    from corescope.sources.kmsg import KmsgReader
     from corescope.sources.kmsg_clock import ClockAnchor
+    from corescope.sources.kmsg_reader import KmsgReader
 
     script: list[bytes | int] = [
         b"3,10,5000000,-;ena 0000:00:05.0 eth0: Trigger reset is on\n SUBSYSTEM=pci\n",

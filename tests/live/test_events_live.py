@@ -27,7 +27,8 @@ from corescope.sources.interrupts import (
     parse_queue_rows,
     queue_of,
 )
-from corescope.sources.kmsg import KmsgReader, anchor_clock, calibrate_with_marker, open_kmsg
+from corescope.sources.kmsg_clock import anchor_clock
+from corescope.sources.kmsg_reader import KmsgReader, calibrate_with_marker, open_kmsg
 from corescope.store import events as store_events
 from corescope.store.db import Store
 from live.conftest import MACHINE, QUIET, burner, recording_process

@@ -13,7 +13,7 @@ import uuid
 from collections import Counter
 from pathlib import Path
 
-from corescope.sources.kmsg import KmsgReader, open_kmsg
+from corescope.sources.kmsg_reader import KmsgReader, open_kmsg
 from corescope.store import events as store_events
 from corescope.store.db import Store
 from live.conftest import need_tool, recording_process

@@ -92,7 +92,7 @@ class LiveEvidence:
     def read_kernel_ring(self, skew_s: float | None = None) -> None:
         """Read what the ring holds. `skew_s`: kmsg − CLOCK_MONOTONIC as a recorder learned
         it this boot; without it the newest line bounds it from below (as in SkewBound)."""
-        from corescope.sources.kmsg import KmsgReader, open_kmsg
+        from corescope.sources.kmsg_reader import KmsgReader, open_kmsg
 
         if not self.root.is_live:
             self._statuses.append(SensorStatus("kernel ring", False,

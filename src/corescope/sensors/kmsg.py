@@ -35,8 +35,8 @@ from corescope.model.events import KernelEvent, KmsgRecord
 from corescope.sensors.base import Sensor, SensorEnv
 from corescope.sources.boot import read_boot_id
 from corescope.sources.clock import boot_wall_time
-from corescope.sources.kmsg import KmsgReader, calibrate_with_marker, open_kmsg
 from corescope.sources.kmsg_clock import ClockAnchor, SkewBound, anchor_clock
+from corescope.sources.kmsg_reader import KmsgReader, calibrate_with_marker, open_kmsg
 from corescope.store import events as store_events
 from corescope.store.db import Store
 

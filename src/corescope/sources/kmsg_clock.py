@@ -1,7 +1,7 @@
 """The kernel log's clock: the kernel stamps records with usec since boot (its scheduler
 clock), and these put them on the wall-clock timeline: an anchor read against
 CLOCK_MONOTONIC, and the skew learnt from streamed records (a marker record written through
-the device measures it too: sources.kmsg.calibrate_with_marker)."""
+the device measures it too: sources.kmsg_reader.calibrate_with_marker)."""
 
 from __future__ import annotations
 

@@ -12,8 +12,8 @@ from corescope.rootfs import Root
 from corescope.runner import Runner
 from corescope.sensors.base import RecordOptions, SensorEnv
 from corescope.sensors.kmsg import KmsgSensor
-from corescope.sources.kmsg import KmsgReader
 from corescope.sources.kmsg_clock import ClockAnchor
+from corescope.sources.kmsg_reader import KmsgReader
 from corescope.store import events as store_events
 from corescope.store.db import Store
 

@@ -8,8 +8,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from corescope.sources.kmsg import KmsgReader
 from corescope.sources.kmsg_clock import ClockAnchor, SkewBound, anchor_clock, wall_times
+from corescope.sources.kmsg_reader import KmsgReader
 from corescope.sources.kmsg_records import parse_kmsg_dump, parse_kmsg_record, unescape
 from corescope.sources.kmsg_saved import parse_journal_json, parse_saved_log
 from corescope.sources.kmsg_text import parse_dmesg

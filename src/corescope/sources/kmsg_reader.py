@@ -18,15 +18,8 @@ from collections.abc import Callable, Iterator
 from corescope.model.common import Diagnostic
 from corescope.model.events import KmsgRecord
 from corescope.rootfs import Root
-from corescope.sources.kmsg_clock import (  # noqa: F401 - anchor_clock: see below
-    ClockAnchor,
-    MarkerCalibration,
-    anchor_clock,
-)
+from corescope.sources.kmsg_clock import ClockAnchor, MarkerCalibration
 from corescope.sources.kmsg_records import parse_kmsg_record
-
-# anchor_clock is imported here only because tests/live/test_events_live.py takes it from this
-# module (that directory is another helper's this session): point it at kmsg_clock, then drop
 
 # A /dev/kmsg read returns exactly one record; the kernel refuses (EINVAL) a buffer shorter
 # than the record, and records are at most CONSOLE_EXT_LOG_MAX (8 KiB) long.
