@@ -12,19 +12,17 @@ ordinary commands read the store.
 from __future__ import annotations
 
 import gzip
-import io
 import json
 import os
 import tarfile
 import time
 from pathlib import Path
 
-import zstandard
-
 from corescope.ingest import import_paths
 from corescope.store.db import Store
 from corescope.store.imports import read_imports
 from support import FIXTURES, run_cli
+from support.bundles import special, tar_zst
 
 NCPU = 96
 HOT = 39
@@ -81,25 +79,11 @@ def _census(t0: float) -> str:
 
 
 def _tar_zst(members: dict[str, bytes], nested: dict[str, bytes] | None = None) -> bytes:
-    buf = io.BytesIO()
-    with tarfile.open(fileobj=buf, mode="w") as tf:
-        for name, data in members.items():
-            info = tarfile.TarInfo(name)
-            info.size = len(data)
-            tf.addfile(info, io.BytesIO(data))
-        evil = tarfile.TarInfo("../../etc/evil-link")
-        evil.type = tarfile.SYMTYPE
-        evil.linkname = "/etc/passwd"
-        tf.addfile(evil)
-        dev = tarfile.TarInfo("dev/sda")
-        dev.type = tarfile.BLKTYPE
-        tf.addfile(dev)
-        if nested:
-            inner = _tar_zst(nested)
-            info = tarfile.TarInfo("inner/more.tar.zst")
-            info.size = len(inner)
-            tf.addfile(info, io.BytesIO(inner))
-    return zstandard.ZstdCompressor().compress(buf.getvalue())
+    """The files, a symlink out of the tree and a device, then (`nested`) a bundle inside."""
+    hostile = {"../../etc/evil-link": special(tarfile.SYMTYPE, "/etc/passwd"),
+               "dev/sda": special(tarfile.BLKTYPE)}
+    inner = {"inner/more.tar.zst": _tar_zst(nested)} if nested else {}
+    return tar_zst({**members, **hostile, **inner})
 
 
 def _scenario(d: Path) -> dict[str, float]:

@@ -8,7 +8,6 @@ from __future__ import annotations
 import gzip
 import importlib
 import io
-import tarfile
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +18,7 @@ from corescope.ingest import blocks, import_paths
 from corescope.store.db import Store
 from support import FIXTURES
 from support.big_dmesg import write_big_dmesg
+from support.bundles import tar_zst
 
 # the module (the package exports its `gather` function under the same name)
 gather = importlib.import_module("corescope.ingest.gather")
@@ -79,12 +79,7 @@ def test_compressed_and_bundled_big_files(tmp_path: Path, tiny_blocks: None) -> 
     text = (FIX / "dmesg.txt").read_bytes()
     (tmp_path / "d.gz").write_bytes(gzip.compress(text))
     (tmp_path / "d.zst").write_bytes(zstandard.ZstdCompressor().compress(text))
-    buf = io.BytesIO()
-    with tarfile.open(fileobj=buf, mode="w") as tf:
-        info = tarfile.TarInfo("node/dmesg.txt")
-        info.size = len(text)
-        tf.addfile(info, io.BytesIO(text))
-    (tmp_path / "b.tar.zst").write_bytes(zstandard.ZstdCompressor().compress(buf.getvalue()))
+    (tmp_path / "b.tar.zst").write_bytes(tar_zst({"node/dmesg.txt": text}))
     (tmp_path / "plain.txt").write_bytes(text)
     for name in ("d.gz", "d.zst", "b.tar.zst"):
         rows, files = _import(tmp_path, f"s-{name}", [tmp_path / name])

@@ -4,34 +4,22 @@ per file, nothing is extracted, nothing raises."""
 from __future__ import annotations
 
 import gzip
-import io
-import tarfile
 from pathlib import Path
 
-import zstandard
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from corescope.ingest.gather import MAX_TAR_DEPTH, Limits, gather
 from support import FIXTURES
+from support.bundles import tar_bytes, tar_zst
 
 ART = FIXTURES / "artifacts"
 
 
-def _tar(members: dict[str, bytes]) -> bytes:
-    buf = io.BytesIO()
-    with tarfile.open(fileobj=buf, mode="w") as tf:
-        for name, data in members.items():
-            info = tarfile.TarInfo(name)
-            info.size = len(data)
-            tf.addfile(info, io.BytesIO(data))
-    return buf.getvalue()
-
-
 def test_bundle_members_are_labelled_and_read(tmp_path: Path) -> None:
     dmesg = (ART / "dmesg.txt").read_bytes()
-    (tmp_path / "b.tar.gz").write_bytes(gzip.compress(_tar({"a/dmesg.txt": dmesg,
-                                                            "/abs/x.txt": b"hello\n"})))
+    (tmp_path / "b.tar.gz").write_bytes(gzip.compress(tar_bytes({"a/dmesg.txt": dmesg,
+                                                                 "/abs/x.txt": b"hello\n"})))
     arts = list(gather([tmp_path / "b.tar.gz"]))
     assert [a.label.split("!")[1] for a in arts] == ["a/dmesg.txt", "/abs/x.txt"]
     assert arts[0].data == dmesg
@@ -41,7 +29,7 @@ def test_bundle_members_are_labelled_and_read(tmp_path: Path) -> None:
 def test_nesting_is_bounded(tmp_path: Path) -> None:
     data = (ART / "census_loop.txt").read_bytes()
     for i in range(MAX_TAR_DEPTH + 1):
-        data = zstandard.ZstdCompressor().compress(_tar({f"level{i}.tar.zst": data}))
+        data = tar_zst({f"level{i}.tar.zst": data})
     (tmp_path / "deep.tar.zst").write_bytes(data)
     arts = list(gather([tmp_path / "deep.tar.zst"]))
     assert len(arts) == 1 and arts[0].data is None and "nested" in (arts[0].error or "")
@@ -61,7 +49,7 @@ def test_size_caps(tmp_path: Path) -> None:
 
 def test_truncated_bundle_keeps_the_members_before_the_cut(tmp_path: Path) -> None:
     a, b = (ART / "dmesg.txt").read_bytes(), (ART / "mpstat12.json").read_bytes()
-    raw = _tar({"one.txt": a, "two.json": b})
+    raw = tar_bytes({"one.txt": a, "two.json": b})
     (tmp_path / "cut.tar").write_bytes(raw[: 512 + len(a) + 512 + 700])  # inside member two
     arts = list(gather([tmp_path / "cut.tar"]))
     assert arts[0].data == a
@@ -72,8 +60,7 @@ def test_truncated_bundle_keeps_the_members_before_the_cut(tmp_path: Path) -> No
                                                                   HealthCheck.function_scoped_fixture])
 @given(cut=st.integers(0, 4000), junk=st.binary(max_size=64))
 def test_hostile_bundles_never_raise(tmp_path: Path, cut: int, junk: bytes) -> None:
-    raw = zstandard.ZstdCompressor().compress(
-        _tar({"x": (ART / "dmesg.txt").read_bytes(), "y": junk}))
+    raw = tar_zst({"x": (ART / "dmesg.txt").read_bytes(), "y": junk})
     p = tmp_path / "h.tar.zst"
     p.write_bytes(raw[:cut] + junk)
     for art in gather([p]):

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 from hypothesis import given, settings
@@ -14,6 +13,7 @@ from corescope.sources import interrupts as irqs
 from corescope.sources import netdev
 from corescope.sources.ethtool import EthtoolReader
 from support import FIXTURES
+from support.nic_tree import virtio_eth0
 
 FIX = FIXTURES / "events"
 
@@ -77,29 +77,11 @@ def test_read_ethtool_reports_why_not() -> None:
         reader.close()
 
 
-def _sys_tree(tmp: Path) -> Root:
-    """A /sys tree shaped like the virtio VM: eth0 → virtio2 under PCI 0000:00:03.0."""
-    dev = tmp / "sys/devices/pci0000:00/0000:00:03.0/virtio2"
-    (dev / "net").mkdir(parents=True)
-    drv = tmp / "sys/bus/virtio/drivers/virtio_net"
-    drv.mkdir(parents=True)
-    # relative links, as sysfs has them (an absolute one would point outside a captured tree)
-    os.symlink(os.path.relpath(drv, dev), dev / "driver")
-    net = tmp / "sys/class/net/eth0"
-    (net / "statistics").mkdir(parents=True)
-    (net / "statistics/tx_errors").write_text("3\n")
-    (net / "statistics/rx_packets").write_text("1234\n")
-    for q in (0, 1):
-        (net / f"queues/tx-{q}").mkdir(parents=True)
-        (net / f"queues/tx-{q}/tx_timeout").write_text(f"{q}\n")
-    (net / "queues/rx-0").mkdir(parents=True)
-    os.symlink(os.path.relpath(dev, net), net / "device")
-    (tmp / "sys/class/net/lo").mkdir(parents=True)
-    return Root(tmp)
-
-
 def test_sysfs_readers(tmp_path: Path) -> None:
-    root = _sys_tree(tmp_path)
+    net = virtio_eth0(tmp_path, {"tx_errors": 3, "rx_packets": 1234}, [0, 1])
+    (net / "queues/rx-0").mkdir(parents=True)
+    (tmp_path / "sys/class/net/lo").mkdir(parents=True)
+    root = Root(tmp_path)
     assert netdev.list_ifaces(root) == ["eth0"]
     assert netdev.iface_driver_device(root, "eth0") == ("virtio_net", "virtio2")
     stats, timeouts = netdev.read_sys(root, "eth0")
