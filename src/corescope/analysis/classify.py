@@ -68,6 +68,38 @@ _FUNC_PREFIX = re.compile(
 
 _Handler = Callable[[re.Match[str], dict[str, Any]], str | None]
 
+# A rule whose wording any driver may print (`Device reset failed`, `resetting`, `Reset
+# adapter`, `Fatal error 2 detected`, ...): its line is a NIC's only when it says it comes
+# from a network device (an interface name, a NIC driver's prefix, SUBSYSTEM=net), else it
+# stays "other". Storage, USB, GPU and sensor drivers print the same words (iio/light/noa1305.c
+# `noa1305 1-0039: Device reset failed`), and a reset named on a healthy node is an accusation.
+_ANY = "_any_driver"
+# Network drivers whose reset lines are printed on the PCI (or platform) device, without the
+# interface's name (dev_err(&pdev->dev, ...), mlx5_core_err, hclge's dev_info, ...)
+_NIC_DRIVERS = frozenset({
+    "ena", "e100", "e1000", "e1000e", "igb", "igbvf", "igc", "ixgb", "ixgbe", "ixgbevf",
+    "i40e", "i40evf", "iavf", "ice", "idpf", "fm10k", "mlx4_core", "mlx4_en", "mlx5_core",
+    "mlxsw_spectrum", "bnxt_en", "bnx2", "bnx2x", "tg3", "qed", "qede", "qlcnic",
+    "netxen_nic", "qla3xxx", "be2net", "cxgb3", "cxgb4", "cxgb4vf", "enic", "sfc",
+    "sfc_ef100", "sfc_falcon", "sfc_siena", "nfp", "hns3", "hclge", "hclgevf", "hns",
+    "hibmcge", "gve", "vmxnet3", "virtio_net", "hv_netvsc", "mana", "ionic", "liquidio",
+    "r8169", "r8125", "r8152", "8139too", "8139cp", "atlantic", "alx", "atl1c", "atl1e",
+    "stmmaceth", "stmmac", "sh_eth", "ravb", "fec", "mvneta", "mvpp2", "macb", "bcmgenet",
+    "lan743x", "sky2", "skge", "forcedeth", "pcnet32", "tulip", "natsemi", "ngbe", "txgbe",
+    "wx", "mtk_soc_eth", "xen_netfront", "ibmveth", "ibmvnic", "enetc", "fsl_dpaa2_eth",
+    "octeon_ep", "rvu_nicpf", "rvu_nicvf", "tsnep", "ax88179_178a", "cdc_ether", "asix",
+    "smsc95xx", "lan78xx",
+})
+
+
+def _from_network(driver: str | None, fields: Mapping[str, Any], head: str,
+                  meta: Mapping[str, str] | None) -> bool:
+    if "iface" in fields or _DRIVER_IFACE_COLON.match(head):
+        return True
+    if meta and meta.get("SUBSYSTEM") == "net":
+        return True
+    return driver is not None and driver.lower() in _NIC_DRIVERS
+
 
 def _g(m: re.Match[str], name: str) -> str | None:
     try:
@@ -137,9 +169,9 @@ _RULES: list[tuple[str, re.Pattern[str], dict[str, Any]]] = [
     # iavf_reset_task)
     ("nic_reset", re.compile(r"Reset (?:indication|warning) received from the PF"),
      {"stage": "trigger", "signal": "pf_reset"}),
-    ("nic_reset", re.compile(r"Hardware reset detected$"), {"stage": "resetting"}),
+    ("nic_reset", re.compile(r"Hardware reset detected$"), {"stage": "resetting", _ANY: True}),
     ("nic_reset", re.compile(r"Reset never finished"),
-     {"stage": "failed"}),
+     {"stage": "failed", _ANY: True}),
     # hns3 hclge_reset_event: `received reset event, reset type is 5`, then `PF reset requested`
     ("nic_reset", re.compile(r"received reset event, reset type is (?P<reset_level>\d+)"),
      {"stage": "trigger"}),
@@ -152,25 +184,26 @@ _RULES: list[tuple[str, re.Pattern[str], dict[str, Any]]] = [
     ("nic_reset", re.compile(
         r"device's health compromised|Fatal error (?P<fatal_error>\d+) detected"
         r"|Internal error detected|Firmware (?:non-)?fatal reset event received"
-        r"|Detected firmware fatal condition"), {"stage": "trigger", "signal": "health"}),
+        r"|Detected firmware fatal condition"),
+     {"stage": "trigger", "signal": "health", _ANY: True}),
     ("nic_reset", re.compile(
         r"handling bad device here|starting health recovery flow|device is going to be reset"
-        r"|Performing reset\b"), {"stage": "resetting"}),
+        r"|Performing reset\b"), {"stage": "resetting", _ANY: True}),
     ("nic_reset", re.compile(r"health recovery succeeded|device was reset successfully"),
-     {"stage": "completed"}),
+     {"stage": "completed", _ANY: True}),
     ("nic_reset", re.compile(r"health recovery (?:flow aborted|failed)|Reset failed!"),
-     {"stage": "failed"}),
-    ("nic_reset", re.compile(r"Resetting the device"), {"stage": "resetting"}),
+     {"stage": "failed", _ANY: True}),
+    ("nic_reset", re.compile(r"Resetting the device"), {"stage": "resetting", _ANY: True}),
     # e1000/e1000e/igb/igc/ixgbe *_reset_task: `Reset adapter` (e1000e: `... unexpectedly`);
     # stmmac/wx stmmac_reset_subtask: `Reset adapter.`; vmxnet3_reset_work: `resetting`;
     # sfc efx_reset: `resetting (TX_WATCHDOG)`; be2net be_tx_timeout: `Resetting adapter`
     ("nic_reset", re.compile(
         r"(?:^|: )(?:Reset adapter(?: unexpectedly)?\.?|Resetting adapter"
         r"|resetting(?: \((?P<reset_type>[A-Z][A-Z0-9_ ]{0,30})\))?)\s*$"),
-     {"stage": "resetting"}),
+     {"stage": "resetting", _ANY: True}),
     ("nic_reset", re.compile(
         r"Device reset completed successfully(?:, Driver info: (?P<driver_info>[^\n\[]{0,120}))?",
-        re.I), {"stage": "completed"}),
+        re.I), {"stage": "completed", _ANY: True}),
     ("nic_reset",
      re.compile(r"(?:Reset attempt failed|Device reset failed|Can not reset the device"
                 r"|Reset indication didn't turn off|Can't reset secondary PCI bus"
@@ -178,7 +211,7 @@ _RULES: list[tuple[str, re.Pattern[str], dict[str, Any]]] = [
                 # sfc efx_reset, be2net be_tx_timeout, cxgb4 t4_fatal_err
                 r"|(?:^|: )failed to reset hardware|Reset failed \.\. Reboot server"
                 r"|encountered fatal error, adapter stopped)"),
-     {"stage": "failed"}),
+     {"stage": "failed", _ANY: True}),
     # --- keep-alive -----------------------------------------------------------------------
     ("nic_keepalive_timeout", re.compile(r"Keep alive watchdog timeout"), {}),
     # --- TX watchdog (net/sched/sch_generic.c dev_watchdog, 2.6.18 to 6.x) ----------------
@@ -365,8 +398,10 @@ def classify(message: str, meta: Mapping[str, str] | None = None) -> Classificat
             m = pattern.search(message)
             if m is None:
                 continue
+            if extra.get(_ANY) and not _from_network(driver, fields, head, meta):
+                break  # another subsystem's reset: "other"
             kind = rule_kind
-            fields.update(extra)
+            fields.update({k: v for k, v in extra.items() if k != _ANY})
             for name, value in m.groupdict().items():
                 if value is None:
                     continue

@@ -598,3 +598,46 @@ def test_ena_wordings_across_releases() -> None:
     # ena_restore_device, older releases: `ENA device reset completed successfully`
     c = classify("ena 0000:00:05.0: ENA device reset completed successfully")
     assert (c.kind, c.fields["stage"]) == ("nic_reset", "completed")
+
+
+# Reset lines of other subsystems, each as its driver prints it: never a NIC event. The
+# generic wordings (`Device reset failed`, `resetting`, `Reset adapter`, ...) are a NIC's only
+# on a line from a network device (its interface, a NIC driver's prefix).
+@pytest.mark.parametrize("line", [
+    # drivers/iio/light/noa1305.c noa1305_probe: dev_err(&client->dev, "Device reset
+    # failed\n") on an I2C client (`%d-%04x`)
+    "noa1305 1-0039: Device reset failed",
+    # drivers/nvme/host/pci.c nvme_warn_reset and nvme_timeout (5.x)
+    "nvme nvme0: controller is down; will reset: CSTS=0xffffffff, PCI_STATUS=0x10",
+    "nvme nvme0: I/O 123 QID 4 timeout, reset controller",
+    # drivers/usb/core/hub.c hub_port_init: "%s %s USB device number %d using %s"
+    "usb 1-1: reset high-speed USB device number 2 using xhci_hcd",
+    # drivers/gpu/drm/amd/amdgpu/amdgpu_device.c amdgpu_device_gpu_recover
+    "amdgpu 0000:03:00.0: amdgpu: GPU reset begin!",
+    "amdgpu 0000:03:00.0: amdgpu: GPU reset(2) succeeded!",
+    # drivers/scsi/mpt3sas/mpt3sas_scsih.c scsih_dev_reset: "device reset: %s scmd(0x%p)"
+    "sd 0:0:0:0: device reset: FAILED scmd(0x00000000a1b2c3d4)",
+])
+def test_other_subsystems_resets_are_not_nic_events(line: str) -> None:
+    from corescope.analysis.classify import classify
+
+    assert not classify(line).kind.startswith("nic_")
+    assert not [e for e in incidents(f"[  812.402113] {line}\n") if e.kind.startswith("nic_")]
+
+
+@pytest.mark.parametrize(("line", "iface"), [
+    # drivers/net/ethernet/renesas/sh_eth.c sh_eth_soft_reset: netdev_err(ndev, "Device reset
+    # failed\n"): the same words from a network device
+    ("sh-eth ee700000.ethernet eth0: Device reset failed", "eth0"),
+    # amazon/ena/ena_netdev.c ena_restore_device: dev_err(&pdev->dev, ...), no interface
+    ("ena 0000:00:05.0: Device reset completed successfully, Driver info: Elastic Network "
+     "Adapter (ENA) v2.8.0g", None),
+    # mellanox/mlx5/core/health.c: mlx5_core_err on the PCI device
+    ("mlx5_core 0000:08:00.0: health recovery succeeded", None),
+])
+def test_generic_reset_wording_from_a_network_device_is_a_nic_reset(
+        line: str, iface: str | None) -> None:
+    from corescope.analysis.classify import classify
+
+    c = classify(line)
+    assert c.kind == "nic_reset" and c.fields.get("iface") == iface
