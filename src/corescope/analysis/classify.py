@@ -493,6 +493,8 @@ def _tidy(kind: str, fields: dict[str, Any]) -> None:
 
 def classify_record(rec: KmsgRecord, wall: float) -> KernelEvent:
     c = classify(rec.message, rec.dict_)
+    if rec.dict_ and (n := _int(rec.dict_.get("REPEATED"))) is not None:
+        c.fields["repeated"] = n  # a syslog daemon's repeat line: N more of this message
     return KernelEvent(
         time=wall, kind=c.kind, raw=rec.message, driver=c.driver, device=c.device,
         fields=c.fields, lab=c.lab, mono_usec=rec.usec, seq=rec.seq, level=rec.level,

@@ -110,6 +110,38 @@ _FAST = re.compile(rb"\[\s*(\d{1,12})\.(\d{6})(?:\s*<\s*\d{1,12}\.\d{6}\s*>)?\s*
 
 _OTHER, _NO_IDENT = -1, -2  # a header's facility for another program's, `unknown`'s line
 
+# Repeats folded into one line by the syslog daemon (the message came again N times after the
+# line before it): rsyslog's `message repeated N times: [ MSG]` (runtime/ratelimit.c
+# ratelimitGenRepMsg, RepeatedMsgReduction with RepeatedMsgContainsOriginalMsg) and its old
+# ` last message repeated N times` (action.c), which keep the original's tag (`kernel: `);
+# syslog-ng's `Last message '%.20s' repeated N times, suppressed by syslog-ng on HOST`
+# (logwriter.c log_writer_emit_suppress_summary); sysklogd's `last message repeated N times`
+# after the host, without a tag. The record becomes the repeated message itself, with the
+# count in `REPEATED` (the classifier's `repeated` field).
+_REPEAT_MSG = re.compile(r"message repeated (\d{1,9}) times?: \[ ?(.*)\]\s*$", re.S)
+_REPEAT_LAST = re.compile(r"last message repeated (\d{1,9}) times?\s*$")
+_REPEAT_NG = re.compile(r"Last message '(.{0,20})' repeated (\d{1,9}) times?, suppressed by "
+                        r"syslog-ng on \S+\s*$", re.S)
+# sysklogd's: any syslog stamp, the host, the words (the stamps are SYSLOG_LINE's own)
+_REPEAT_BARE = re.compile(SYSLOG_LINE.pattern.split(rb"(?: {1,2}(?P<host>")[0]
+                          + rb" [^\s:]+ last message repeated (?P<n>\d{1,9}) times?\s*$")
+
+
+def _repeat_of(msg: str, prev: str | None) -> tuple[str, int] | None:
+    """(the message repeated, how many times) for a syslog daemon's repeat line, else None.
+    `prev`: the kernel line just before it (what `last message repeated` repeats)."""
+    if msg.startswith("message repeated"):
+        if (m := _REPEAT_MSG.match(msg)) is not None:
+            return m.group(2), int(m.group(1))
+    elif msg.startswith("last message repeated"):
+        if prev is not None and (m := _REPEAT_LAST.match(msg)) is not None:
+            return prev, int(m.group(1))
+    elif msg.startswith("Last message '"):
+        m = _REPEAT_NG.match(msg)
+        if m is not None and prev is not None and prev.startswith(m.group(1)):
+            return prev, int(m.group(2))
+    return None
+
 
 class _Head(NamedTuple):
     """What a line's stamps say. `delta`: a relative stamp (seconds since the line before);
@@ -177,6 +209,7 @@ prefixes around it).
     untimed = untimed_first = 0
     journal_mono = journal_monotonic(data)
     no_ident: list[int] = []  # records of `unknown` lines: the kernel's only in a kernel log
+    repeats: dict[int, int] = {}  # record index → times a syslog daemon said it came again
     for lineno, raw_line in enumerate(data.split(b"\n"), 1):
         line = raw_line.rstrip(b"\r")
         if line[:2] == b"\x1b[":
@@ -204,6 +237,20 @@ prefixes around it).
             stamped = True
             continue
         if not line.strip() or _JOURNAL_NOTE.match(line):
+            continue
+        if b"last message repeated" in line and (rb := _REPEAT_BARE.match(line)) is not None:
+            # sysklogd's: the line before it came again, if that was the kernel's
+            if lines is None:
+                others += 1
+                continue
+            prev_msg = "\n".join(lines)
+            append(KmsgRecord(prev_msg, usec, None, level, facility, "", _NO_META, wall,
+                              "dmesg"))
+            repeats[len(records)] = int(rb["n"])
+            lines = [prev_msg]
+            usec, wall = None, syslog_wall(rb)
+            rel = wall if wall is not None else rel
+            stamped = True
             continue
         header = _dmesg_header(line, diags, source, lineno)
         if header is None:
@@ -247,10 +294,15 @@ prefixes around it).
             usec = wall = level = facility = None
             stamped = False
             continue
+        flushed = lines is not None
         if lines is not None:
             append(KmsgRecord("\n".join(lines), usec, None, level, facility, "", _NO_META,
                               wall, "dmesg"))
         msg, usec, wall, level, facility, delta, anchor = header
+        if "repeated" in msg[:60] and (rep := _repeat_of(
+                msg, records[-1].message if flushed else None)) is not None:
+            msg = rep[0]
+            repeats[len(records)] = rep[1]
         if delta is not None:
             # a relative stamp: placed only after an absolute one
             if rel is None:
@@ -270,6 +322,8 @@ prefixes around it).
     if lines is not None:
         append(KmsgRecord("\n".join(lines), usec, None, level, facility, "", _NO_META, wall,
                           "dmesg"))
+    for i, n in repeats.items():
+        records[i] = records[i]._replace(dict_={"REPEATED": str(n)})
     if no_ident and others:
         # entries journalctl printed as `unknown` (no identifier, no command) are the
         # kernel's in `journalctl -k`; beside other programs' lines they could be anyone's

@@ -212,3 +212,45 @@ def test_syslog_tag_without_a_space_before_the_kernel_stamp() -> None:
     assert got[0].fields.get("cpu") == 0
     assert got[0].time == _local(2022, 11, 4, 14, 9, 31)
     assert not any("without a timestamp" in n for n in notes)
+
+
+# --- a syslog daemon's repeat lines: the message came again N times -----------------------
+# A kern.log written by rsyslog from journald (imjournal: no printk stamp in the text, so
+# identical kernel messages fold), by syslog-ng and by sysklogd. The repeat line is an event
+# of the repeated message's kind and driver, at the repeat line's time, with `repeated`: N.
+_FIRST = "Feb  8 12:57:41 node1 kernel: ena 0000:00:05.0 eth0: Trigger reset is on\n"
+_REPEATS = [
+    # rsyslog runtime/ratelimit.c ratelimitGenRepMsg: " message repeated %d times: [%.800s]"
+    ("rsyslog", "Feb  8 12:57:50 node1 kernel: message repeated 3 times: "
+                "[ ena 0000:00:05.0 eth0: Trigger reset is on]\n"),
+    # rsyslog action.c, RepeatedMsgContainsOriginalMsg off: " last message repeated %d times"
+    ("rsyslog-old", "Feb  8 12:57:50 node1 kernel: last message repeated 3 times\n"),
+    # syslog-ng logwriter.c: "Last message '%.20s' repeated %d times, suppressed by
+    # syslog-ng on %s", with the original's PROGRAM
+    ("syslog-ng", "Feb  8 12:57:50 node1 kernel: Last message 'ena 0000:00:05.0 eth' "
+                  "repeated 3 times, suppressed by syslog-ng on node1\n"),
+    # sysklogd syslogd.c fprintlog: "last message repeated %d times", no tag
+    ("sysklogd", "Feb  8 12:57:50 node1 last message repeated 3 times\n"),
+]
+
+
+@pytest.mark.parametrize("repeat", [r[1] for r in _REPEATS], ids=[r[0] for r in _REPEATS])
+def test_a_syslog_repeat_line_carries_the_repeated_incident_and_its_count(repeat: str) -> None:
+    evs, diags, _ = events_of(_FIRST + repeat)
+    resets = [e for e in evs if e.kind == "nic_reset"]
+    assert [(e.iface, e.driver, e.fields.get("repeated")) for e in resets] == [
+        ("eth0", "ena", None), ("eth0", "ena", 3)]
+    assert resets[1].time - resets[0].time == 9.0 and not diags  # the repeat line's stamp
+
+
+def test_a_repeat_of_another_programs_line_is_not_the_kernels() -> None:
+    # sysklogd's repeat follows whatever line came before it: here sshd's
+    text = (_FIRST + "Feb  8 12:57:45 node1 sshd[812]: Accepted publickey for root\n"
+            "Feb  8 12:57:50 node1 last message repeated 3 times\n")
+    evs, _, _ = events_of(text)
+    assert [e.fields.get("repeated") for e in evs if e.kind == "nic_reset"] == [None]
+    # syslog-ng's quotes the start of the message it repeats: another one is not this one
+    text = (_FIRST + "Feb  8 12:57:50 node1 kernel: Last message 'usb 1-1: new high-spe' "
+            "repeated 2 times, suppressed by syslog-ng on node1\n")
+    evs, _, _ = events_of(text)
+    assert [e.fields.get("repeated") for e in evs if e.kind == "nic_reset"] == [None]
