@@ -575,41 +575,40 @@ def _bracket(pat: str, i: int) -> tuple[int, str]:
     return i, "[" + ("^" if neg else "") + body + "]"
 
 
-def _own_offset(records: Sequence[KmsgRecord]) -> float | None:
-    """wall − since-boot over the log's lines that print both (a kern.log's `Feb  8 12:57:41
-    host kernel: [  342.006981] ...`): the log's own boot time, from its last boot (the
-    since-boot stamps restart at a reboot)."""
-    pairs: list[float] = []
-    last = -1
-    for r in records:
-        if r.wall is None or r.usec is None:
-            continue
-        if r.usec < last - 1_000_000:
-            pairs = []  # a reboot: the later boot's lines give the offset
-        last = r.usec
-        pairs.append(r.wall - r.usec / 1e6)
-    if not pairs:
-        return None
-    pairs.sort()
-    return pairs[len(pairs) // 2]
-
-
 def classify_saved_log(records: Sequence[KmsgRecord], anchor: WallOfKernel
                        ) -> tuple[list[KernelEvent], str]:
     """Classified events of a saved log on the wall clock, numbered from 1, and how their
     times were set. Each line keeps the wall clock it prints; one with only the kernel's
     since-boot stamp is placed by the log's own lines that print both (kern.log), else as
-    this machine's boot. The one rule for a record without a clock of its own: it happened
+    this machine's boot. A log of several boots (the since-boot stamps start again,
+    analysis.boots) places only its last boot so; an earlier boot's since-boot lines are
+    placed by that boot's own lines (its kern.log stamps, its RTC line), and left out, and
+    said, when it has none. The one rule for a record without a clock of its own: it happened
     after the record before it, so it takes that record's time (or the next one's, at the
     top); in a log with no timestamps at all, every line is placed at boot time, and said so.
     The lines of one multi-line report (a machine check, an Intel TX hang's register dump,
     an RCU stall's CPU lines, an OOM kill) become one event (analysis.reports)."""
+    from corescope.analysis.boots import Boots
+
     walls: list[float | None] = []
     clock = "the log's own wall clock"
-    own = _own_offset(records)
-    for r in records:
+    boots = Boots()
+    boot_of = [boots.feed(r) for r in records]
+    last = boots.count - 1
+    own = boots.offset(last, rtc=False)  # the last boot's, by its own lines (kern.log)
+    earlier: list[float | None] = [boots.offset(b) for b in range(last)]
+    keep: list[bool] = []
+    lost = 0
+    for r, b in zip(records, boot_of, strict=True):
+        keep.append(True)
         if r.wall is not None:
             walls.append(r.wall)
+        elif r.usec is not None and b < last:
+            off = earlier[b]
+            walls.append(None if off is None else off + r.usec / 1e6)
+            if off is None:
+                keep[-1] = False
+                lost += 1
         elif r.usec is not None:
             if own is not None:
                 walls.append(own + r.usec / 1e6)
@@ -623,11 +622,23 @@ def classify_saved_log(records: Sequence[KmsgRecord], anchor: WallOfKernel
     known = [w for w in walls if w is not None]
     if not known and walls:
         clock = "none in the log: every line is placed at this machine's boot time"
+    if last:
+        placed = sum(1 for off in earlier if off is not None)
+        clock += (f"; the log holds {last + 1} boots (its since-boot stamps start again "
+                  f"{last} times): the last is placed so")
+        if placed:
+            clock += (f", {placed} earlier by their own lines (kern.log stamps, the RTC's "
+                      "`setting system clock to`)")
+        if lost:
+            n = last - placed
+            clock += (f"; {lost} lines of {n} earlier boot{'s' if n > 1 else ''} print only "
+                      "since-boot stamps and nothing places their boot: left out")
     prev = known[0] if known else anchor.wall_of(0)
     out = []
-    for r, w in zip(records, walls, strict=True):
+    for r, w, k in zip(records, walls, keep, strict=True):
         prev = w if w is not None else prev
-        out.append(classify_record(r, prev))
+        if k:
+            out.append(classify_record(r, prev))
     from corescope.analysis.reports import join_reports
 
     joined = join_reports(out)

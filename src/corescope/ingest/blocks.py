@@ -16,8 +16,10 @@ import re
 from collections.abc import Iterator
 from typing import BinaryIO
 
+from corescope.analysis.boots import Boots
 from corescope.ingest.gather import Artifact
 from corescope.ingest.write import KernelWriter, WriteContext, Written, write_parsed
+from corescope.model.events import KmsgRecord
 from corescope.sources.artifacts import SNIFF_BYTES
 from corescope.sources.artifacts.base import Parsed
 from corescope.sources.artifacts.content import module_for
@@ -92,6 +94,7 @@ def summary(p: Parsed) -> Parsed:
     s = Parsed(p.kind, p.source, diagnostics=p.diagnostics, boot_times=p.boot_times,
                notes=p.notes, undated=p.undated)
     s.kernel = p.kernel[:TWIN_SAMPLE] + p.kernel[TWIN_SAMPLE:][-1:]
+    s.boot_offsets = _boot_offsets(p.kernel)
     s.extra_span = p.span()
     return s
 
@@ -105,8 +108,11 @@ def scan(a: Artifact, kind: str) -> Parsed:
     s = Parsed(kind, a.label)
     walls: list[float] = []
     last = []
+    boots = Boots()
     for first_line, block in blocks(a.content):
         p: Parsed = mod.parse(block, kind, a.label)
+        for r in p.kernel:
+            boots.feed(r)
         for d in p.diagnostics:
             s.diag(d.message, d.line + first_line - 1 if d.line else None)
         s.notes += [n for n in p.notes if n not in s.notes]
@@ -122,7 +128,15 @@ def scan(a: Artifact, kind: str) -> Parsed:
     if last and (not s.kernel or s.kernel[-1] is not last[0]):
         s.kernel += last
     s.extra_span = (min(walls), max(walls)) if walls else None
+    s.boot_offsets = tuple(boots.offsets())
     return s
+
+
+def _boot_offsets(records: list[KmsgRecord]) -> tuple[float | None, ...]:
+    boots = Boots()
+    for r in records:
+        boots.feed(r)
+    return tuple(boots.offsets())
 
 
 def write_big(p: Parsed, a: Artifact, store: Store, ctx: WriteContext) -> Written:
@@ -131,7 +145,7 @@ def write_big(p: Parsed, a: Artifact, store: Store, ctx: WriteContext) -> Writte
     assert mod is not None and a.content is not None
     if not streamable(p.kind, a.head(SNIFF_BYTES)):
         return write_parsed(mod.parse(a.read_all(), p.kind, a.label), store, ctx)
-    w = KernelWriter(store, ctx, p.boot_times)
+    w = KernelWriter(store, ctx, p.boot_times, p.boot_offsets)
     for _, block in blocks(a.content):
         w.add(mod.parse(block, p.kind, a.label).kernel)
     return w.finish()

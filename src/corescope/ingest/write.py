@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from corescope.analysis.boots import Boots
 from corescope.analysis.classify import classify_record
 from corescope.analysis.reports import ReportJoiner
 from corescope.model.cgroups import MemcgCensus, RestartRecord
@@ -179,11 +180,18 @@ class KernelWriter:
     `own`: the boot times the file itself gave (its syslog stamps were in another zone than
     this machine's when they are whole quarter hours off the settled one: shifted back)."""
 
-    def __init__(self, store: Store, ctx: WriteContext, own: Sequence[BootTime] = ()) -> None:
+    def __init__(self, store: Store, ctx: WriteContext, own: Sequence[BootTime] = (),
+                 boots: Sequence[float | None] = ()) -> None:
         self.store, self.ctx = store, ctx
         self.shift = zone_shift(own, ctx.boot_time)
         self.joiner = ReportJoiner()
         self.untimed = self.dups = self.written = 0
+        # a log of several boots (`boots`: each one's offset, analysis.boots): the boot time
+        # places the last one only; an earlier boot's since-boot lines by its own offset, or
+        # not at all
+        self.boots = tuple(boots)
+        self.numbering = Boots() if len(self.boots) > 1 else None
+        self.unplaced = 0
         self.unanchored = False
         self.lo = self.hi = None  # type: float | None
         if ctx.dedupe_kernel:
@@ -206,7 +214,16 @@ class KernelWriter:
 
     def add(self, records: list[KmsgRecord]) -> None:
         timed: list[tuple[KmsgRecord, float]] = []
+        numbering, last = self.numbering, len(self.boots) - 1
         for r in records:
+            if numbering is not None and (b := numbering.feed(r)) < last and r.wall is None \
+                    and r.usec is not None:
+                off = self.boots[b]
+                if off is None:
+                    self.unplaced += 1
+                else:
+                    timed.append((r, off + r.usec / 1e6))
+                continue
             t = self._time(r)
             if t is None:
                 self.untimed += 1
@@ -235,6 +252,15 @@ class KernelWriter:
                          "kernel stamps")
         if self.untimed:
             notes.append(f"{self.untimed} records without any timestamp were not imported")
+        if len(self.boots) > 1:
+            lost = sum(1 for off in self.boots[:-1] if off is None)
+            notes.append(f"the log holds {len(self.boots)} boots (its since-boot stamps start "
+                         "again): the boot time places the last; "
+                         + (f"{self.unplaced} records of {lost} earlier boot(s) print only "
+                            "since-boot stamps and nothing places their boot: not imported"
+                            if self.unplaced else
+                            "the earlier ones are placed by their own lines (kern.log stamps, "
+                            "the RTC's `setting system clock to`)"))
         if self.dups:
             notes.append(f"{self.dups} records were already imported from another file (the "
                          "same log in another format)")
@@ -247,7 +273,10 @@ class KernelWriter:
 
 
 def write_kernel(p: Parsed, store: Store, ctx: WriteContext) -> Written:
-    w = KernelWriter(store, ctx, p.boot_times)
+    boots = Boots()
+    for r in p.kernel:
+        boots.feed(r)
+    w = KernelWriter(store, ctx, p.boot_times, boots.offsets())
     w.add(p.kernel)
     return w.finish()
 

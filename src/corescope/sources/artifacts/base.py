@@ -53,6 +53,10 @@ class Parsed:
     restarts: list[RestartRecord] = field(default_factory=list)
     irq_maps: list[tuple[float, list[QueueIrq]]] = field(default_factory=list)
     boot_times: list[BootTime] = field(default_factory=list)
+    # a kernel log of several boots, read block by block: each boot's wall − since-boot
+    # offset by its own lines, None where none places it (analysis.boots, from the pass over
+    # the whole log; a log parsed whole is counted from `kernel`)
+    boot_offsets: tuple[float | None, ...] = ()
     # what was read but approximated or repaired (not a loss: the import is still complete)
     notes: list[str] = field(default_factory=list)
     undated: bool = False
