@@ -110,8 +110,8 @@ class QueueIrq:
         return (m.group(1) or m.group(2)) if m else None
 
 
-_IRQ_DEVICE = re.compile(
-    r"^(virtio\d+)-|@pci:([0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7])$")
+_IRQ_DEVICE = re.compile(  # `@pci:BDF` (mlx5, gve), `@BDF` (mlx4's `mlx4-1@0000:00:08.0`)
+    r"^(virtio\d+)-|@(?:pci:)?([0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7])$")
 
 
 def names_iface(irq_iface: str, iface: str) -> bool:

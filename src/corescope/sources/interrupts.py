@@ -97,13 +97,27 @@ _MLX5 = re.compile(r"^mlx5_comp(?P<q>\d+)@pci:(?P<bdf>[0-9a-fA-F:.]+)$")
 # half of the blocks serve TX queues 0.., the second half RX queues 0.. (gve.h
 # gve_tx_idx_to_ntfy, gve_rx_idx_to_ntfy): which half takes the device's block count
 _GVE = re.compile(r"^gve-ntfy-blk(?P<q>\d+)@pci:(?P<bdf>[0-9a-fA-F:.]+)$")
+# mlx4 (4.5+, eq.c mlx4_assign_eq): one vector per completion EQ, `mlx4-%d@%s` with the EQ's
+# number and the PCI device (`mlx4-1@0000:00:08.0`; EQ 0 is `mlx4-async@pci:...`). mlx4_en's
+# RX ring i asks for the EQ after its first affinity CPU (cpumask_local_spread(i, node)) and
+# TX ring i shares RX ring i's: EQ N serves ring N-1 where ring i's CPU is i (a one-node
+# machine, an Azure VM's VF).
+_MLX4 = re.compile(r"^mlx4-(?P<q>\d+)@(?P<bdf>[0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}"
+                   r"\.[0-7])$")
+# The interface and a number alone: sfc's channels (efx_get_channel_name `%s%s-%d`, type ""
+# when TX and RX share channels: `eth0-0`) and 3.x-4.4 mlx4_en's RX rings
+# (mlx4_en_activate_cq `%s-%d`, TX ring i on RX ring i's vector). Many other IRQ names end
+# so: only a known interface's (or, with none known, a netdev-like name's)
+_BARE = re.compile(r"^(?P<iface>[\w.@-]+?)-(?P<q>\d+)$")
+_NETDEV_LIKE = re.compile(r"^(?:eth|en[a-zA-Z]|em|p\d+p|ib|bond)\w*$")
 
 
 # What every IRQ name queue_of accepts contains (each pattern above needs one of these): a
 # superset (no digit asked for: the patterns take any Unicode digit), queue_of still
 # decides. parse_queue_rows parses only the lines holding one.
-_QUEUE_HINT = re.compile(rb"-(?:input|output)\.|mlx5_comp|gve-ntfy-blk"
-                         rb"|-(?:Tx-Rx|TxRx|txrx|tx-rx|rxtx|fp|comb|combined|rx|tx|Rx|Tx|RX|TX)-")
+_QUEUE_HINT = re.compile(rb"-(?:input|output)\.|mlx5_comp|gve-ntfy-blk|mlx4-"
+                         rb"|-(?:Tx-Rx|TxRx|txrx|tx-rx|rxtx|fp|comb|combined|rx|tx|Rx|Tx|RX|TX)-"
+                         rb"|-\d+(?=[ \t]*(?:,|\r?\n|\Z))")  # ends an action: `eth0-0`
 
 
 def parse_queue_rows(data: bytes, source: str = "/proc/interrupts") -> Interrupts:
@@ -148,6 +162,9 @@ def queue_of(name: str, dev_to_iface: dict[str, str], ifaces: set[str] | None = 
     m = _GVE.match(name)
     if m:  # the block's number: queue_map makes it a TX or RX queue
         return dev_to_iface.get(m.group("bdf")), int(m.group("q")), "block"
+    m = _MLX4.match(name)
+    if m:
+        return dev_to_iface.get(m.group("bdf")), int(m.group("q")) - 1, "txrx"
     for pattern, direction in ((_TXRX, "txrx"), (_DIR, None)):
         m = pattern.match(name)
         if not m:
@@ -160,6 +177,10 @@ def queue_of(name: str, dev_to_iface: dict[str, str], ifaces: set[str] | None = 
                 iface = tail
         d = direction or m.group("dir").lower()
         return iface, int(m.group("q")), d
+    m = _BARE.match(name)
+    if m and (m.group("iface") in ifaces if ifaces is not None
+              else _NETDEV_LIKE.match(m.group("iface")) is not None):
+        return m.group("iface"), int(m.group("q")), "txrx"
     return None
 
 

@@ -227,3 +227,41 @@ def test_gve_notification_blocks_are_tx_then_rx_queues() -> None:
     assert all(q.device == "0000:00:04.0" for q in qmap)
     assert serving_cpus(qmap, "ens4", 2, "0000:00:04.0") == {2}
     assert irqs.queue_of("gve-mgmnt@pci:0000:00:04.0", {}) is None
+
+
+def test_mlx4_and_sfc_queue_vectors_are_queues() -> None:
+    # mlx4 4.5+: `mlx4-N@BDF`, one per completion EQ (EQ 0 is async): ring N-1 on a one-node
+    # machine; tied to its interface by the PCI device, or by the device alone when saved
+    data = (FIX / "proc_interrupts_mlx4_4cpu.txt").read_bytes()
+    qmap = irqs.queue_map(irqs.parse_queue_rows(data), None, {"0000:00:08.0": "eth0"},
+                          ifaces={"eth0"})
+    assert sorted((q.iface, q.queue, q.direction, q.cpus) for q in qmap) == [
+        ("eth0", 0, "txrx", (0,)), ("eth0", 1, "txrx", (1,)), ("eth0", 2, "txrx", (2,)),
+        ("eth0", 3, "txrx", (3,))]
+    saved = irqs.queue_map(irqs.parse_proc_interrupts(data.decode()), None, {})
+    assert serving_cpus(saved, "eth0", 2, "0000:00:08.0") == {2}
+    assert irqs.queue_of("mlx4-async@pci:0000:00:08.0", {}) is None
+    # 3.x mlx4_en: `eth2-N`, RX ring N's vector (TX ring N shares it); mlx4_ib's are not
+    data = (FIX / "proc_interrupts_mlx4en_3x_4cpu.txt").read_bytes()
+    for ifaces in ({"eth2"}, None):  # with /sys/class/net, and a saved file without it
+        qmap = irqs.queue_map(irqs.parse_queue_rows(data), None, {}, ifaces=ifaces)
+        assert sorted((q.iface, q.queue, q.cpus) for q in qmap) == [
+            ("eth2", 0, (0,)), ("eth2", 1, (1,)), ("eth2", 2, (2,)), ("eth2", 3, (3,))]
+    # sfc: `eth0-N` (combined channels), `eth1-rx-N`/`eth1-tx-N`; `-xdp-N` is no netdev queue
+    data = (FIX / "proc_interrupts_sfc_4cpu.txt").read_bytes()
+    qmap = irqs.queue_map(irqs.parse_queue_rows(data), None, {}, ifaces={"eth0", "eth1"})
+    assert sorted((q.iface, q.queue, q.direction, q.cpus) for q in qmap) == [
+        ("eth0", 0, "txrx", (0,)), ("eth0", 1, "txrx", (1,)), ("eth0", 2, "txrx", (2,)),
+        ("eth0", 3, "txrx", (3,)), ("eth1", 0, "rx", (0,)), ("eth1", 0, "tx", (2,)),
+        ("eth1", 1, "rx", (1,)), ("eth1", 1, "tx", (3,))]
+    assert serving_cpus(qmap, "eth0", 3) == {3} and serving_cpus(qmap, "eth1", 1) == {3}
+    # a number after a name is a queue only for an interface: not another device's vector
+    assert irqs.queue_of("megasas0-msix-3", {}, {"eth0"}) is None
+    assert irqs.queue_of("eth9-1", {}, {"eth0"}) is None
+    # the fast row finder keeps every row the full parse maps
+    for name in ("proc_interrupts_mlx4_4cpu.txt", "proc_interrupts_mlx4en_3x_4cpu.txt",
+                 "proc_interrupts_sfc_4cpu.txt"):
+        raw = (FIX / name).read_bytes()
+        full = irqs.queue_map(irqs.parse_proc_interrupts(raw.decode()), None, {})
+        fast = irqs.queue_map(irqs.parse_queue_rows(raw), None, {})
+        assert fast == full
