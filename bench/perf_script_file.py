@@ -10,8 +10,8 @@ period is printed). corescope runs with its modules compiled (one uncounted run 
 a temporary pycache), as an installed package has them. Figures per run:
   - stackcollapse-perf.pl --kernel FILE (perl, output discarded);
   - `corescope flame --perf-script FILE --format folded --include-idle` end to end (a fresh
-    Python: start-up, the import into a temporary ring, which parses the file once into a
-    column chunk, the query on its columns, the fold);
+    Python: start-up, then the whole file folded as it is parsed, evidence/perf_fold.py: no
+    temporary ring, store or numpy);
   - in this process: the import's parse alone (perf_script.parse_batches), and the sample
     parser the ring's text chunks go through (parse_blocks into a Profile by period).
 Both wall time and CPU time (user + system of the child) are timed: on a machine shared

@@ -196,10 +196,16 @@ NOT_FOR_A_PERF_SCRIPT_FILE = ("corescope.ingest.importer", "corescope.ingest.wri
 
 def test_flame_of_a_perf_script_file_loads_no_artifact_importer() -> None:
     path = str(FIXTURES / "profiles" / "spin_boot_default.txt")
-    mods = _imported("flame", "--perf-script", path, "--format", "folded")
+    mods = _imported("flame", "--perf-script", path, "--format", "top")
     assert "corescope.ingest.perf_write" in mods  # the probe imported the file
     assert not set(NOT_FOR_A_PERF_SCRIPT_FILE) & mods, \
         sorted(set(NOT_FOR_A_PERF_SCRIPT_FILE) & mods)
+    # folded stacks of the whole file are folded as it is parsed: no ring, store or numpy
+    mods = _imported("flame", "--perf-script", path, "--format", "folded")
+    assert "corescope.evidence.perf_fold" in mods
+    gone = {"corescope.ingest.perf_write", "corescope.store.db", "numpy",
+            "corescope.evidence.ring_profile"} & mods
+    assert not gone, sorted(gone)
 
 
 # Each `flame --format` loads its own renderer and no other's (issue 22's start-up cost).

@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from corescope.model.profiles import Frame, StackSample
+from corescope.model.profiles import Batch, Frame, StackSample
 
 # FlameScope's idle test: the process is swapper and the stack holds one of these
 # (flamescope app/perf/regexp.py idle_stack).
@@ -41,13 +41,18 @@ IRQ_PREFIXES = (
 def is_idle(sample: StackSample) -> bool:
     """FlameScope's rule (swapper + an idle frame) made stricter: no interrupt frame may sit
     leafward of the first idle frame."""
+    return idle_stack(sample.comm, sample.pid, sample.frames)
+
+
+def idle_stack(comm: str, pid: int, frames: tuple[Frame, ...]) -> bool:
+    """`is_idle` of a sample of `comm`, `pid` (as the header printed it) and `frames`."""
     # pid -1: the process is not known (perf's own "no pid", or `perf script -F` without
     # comm and pid/tid): the stack alone decides
-    if not (sample.pid in (0, -1) or sample.comm.startswith("swapper")):
+    if not (pid in (0, -1) or comm.startswith("swapper")):
         return False
-    if not sample.frames:
+    if not frames:
         return True
-    for f in sample.frames:  # leaf first
+    for f in frames:  # leaf first
         if f.symbol in IDLE_FUNCTIONS:
             return True
         if f.symbol.startswith(IRQ_PREFIXES):
@@ -196,6 +201,50 @@ class Profile:
         if self.by_thread:
             self._threads[(sample.comm, pid, sample.tid, sample.frames)] += w
         return idle
+
+    def add_batch(self, b: Batch) -> None:
+        """`add` of every sample of a batch (perf script samples: count 1), counted once per
+        distinct (comm, pid, tid, stack) instead of once per sample."""
+        n = len(b)
+        if not n:
+            return
+        ws = [p if p else 1 for p in b.period] if self.weight == "period" else None
+        self.samples += n
+        self.total_weight += sum(ws) if ws is not None else n
+        ev = b.event
+        if ev.count(ev[0]) == n:
+            self.events[ev[0]] += n
+        else:
+            self.events.update(ev)
+        times = [t for t in b.time if t is not None]
+        if times:
+            lo, hi = min(times), max(times)
+            if self.first_time is None or lo < self.first_time:
+                self.first_time = lo
+            if self.last_time is None or hi > self.last_time:
+                self.last_time = hi
+        tids = b.tid if self.by_thread else [0] * n
+        keys = list(zip(b.comm, b.pid, b.pid_known, tids, b.frames, strict=True))
+        counts = Counter(keys)
+        weights: Counter[Any] = counts
+        if ws is not None:
+            weights = Counter()
+            for k, w in zip(keys, ws, strict=True):
+                weights[k] += w
+        if self.pending is not None:
+            self.fill()
+        for (comm, pid, known, tid, frames), c in counts.items():
+            w = weights[(comm, pid, known, tid, frames)]
+            if idle_stack(comm, pid, frames):
+                self.idle_samples += c
+                self.idle_weight += w
+                if not self.include_idle:
+                    continue
+            self.totals = None
+            key_pid = pid if known else UNKNOWN_PID
+            self._stacks[(comm, key_pid, frames)] += w
+            if self.by_thread:
+                self._threads[(comm, key_pid, tid, frames)] += w
 
     def extend(self, samples: Iterable[StackSample]) -> Profile:
         for s in samples:

@@ -107,6 +107,7 @@ def profile_input(store_dir: Path, runner: Runner, inputs: tuple[str, ...],
 
 def _perf_input_ring(runner: Runner, inputs: tuple[str, ...], boot_time: float | None,
                      diags: list[Diagnostic], progress: Progress | None) -> RingProfiles:
+    from corescope.evidence.perf_fold import no_samples
     from corescope.evidence.profiles import RingProfiles
     from corescope.ingest.perf_write import import_input  # the writer: offline input only
     from corescope.sources import perf_import
@@ -123,8 +124,7 @@ def _perf_input_ring(runner: Runner, inputs: tuple[str, ...], boot_time: float |
                 diags.append(Diagnostic(got.name, f"skipped: {got.skipped}"))
         chunks = src.all_chunks()
         if not chunks:
-            raise InvalidInput("no samples in the --perf-script input" +
-                               (f" ({'; '.join(skipped[:3])})" if skipped else ""))
+            raise no_samples(skipped)
     except BaseException:
         src.close()
         raise

@@ -56,6 +56,31 @@ def _events_of(obj: CliContext, src: RingProfiles) -> Callable[[], Evidence]:
     return lambda: open_evidence.ring_events(obj.store_dir, obj.runner, src)
 
 
+def _say_events(drawn: str | None, present: dict[str, int]) -> None:
+    if len(present) > 1:
+        click.echo(f"corescope: the input holds {len(present)} perf events; drawing the "
+                   f"first, {drawn} (--event NAME for another: "
+                   f"{', '.join(sorted(set(present) - {drawn}))})", err=True)
+
+
+def _fold_whole(paths: tuple[str, ...], filters: FlameFilters, output: Path | None,
+                with_pid: bool) -> bool:
+    """Folded stacks of whole saved input, folded as it is parsed (evidence.perf_fold): the
+    general road's answer without its temporary ring. False where that road must answer."""
+    from corescope.analysis.flame_report import FlameReport
+    from corescope.evidence.perf_fold import fold_inputs
+
+    got = fold_inputs(paths, [], include_idle=filters.include_idle, weight=filters.weight,
+                      by_thread=filters.by_thread)
+    if got is None:
+        return False
+    report = FlameReport(None, None, "perf", None, got.profile)
+    report.event, report.events_present = got.event, got.events_present
+    _say_events(got.event, got.events_present)
+    emit_flame(report, "folded", output, with_pid, filters.by_thread)
+    return True
+
+
 def register(cli: click.Group, lab: click.Group) -> None:
     @cli.command("flame")
     @window_options
@@ -108,6 +133,11 @@ def register(cli: click.Group, lab: click.Group) -> None:
         ask = window_asked(since, until, last, at, event, before, after, diff_at is not None)
         filters = FlameFilters(cpu, pid, comm, perf_event, include_idle, weight, with_tid)
         paths = inputs(perf_scripts, more_inputs)
+        if paths and fmt == "folded" and diff_at is None and event is None \
+                and ask.at is None and not ask.explicit and filters == FlameFilters(
+                    include_idle=include_idle, weight=weight, by_thread=with_tid) \
+                and _fold_whole(paths, filters, output, with_pid):
+            return
         _load(paths, *RENDERERS.get(fmt, ()))
         sinks, kept = sample_outputs(fmt, include_idle)
         diags: list[Diagnostic] = []
@@ -123,11 +153,8 @@ def register(cli: click.Group, lab: click.Group) -> None:
         report = view.report(limit, [])
         progress.done()
         report.diagnostics = [str(d) for d in diags]
-        if len(view.events_present) > 1 and perf_event is None and fmt != "json":
-            click.echo(f"corescope: the input holds {len(view.events_present)} perf events; "
-                       f"drawing the first, {view.event} (--event NAME for another: "
-                       f"{', '.join(sorted(set(view.events_present) - {view.event}))})",
-                       err=True)
+        if perf_event is None and fmt != "json":
+            _say_events(view.event, view.events_present)
         emit_flame(report, fmt, output, with_pid, with_tid, kept, view.hz)
 
     @cli.command("heatmap")
