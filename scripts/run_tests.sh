@@ -32,10 +32,8 @@ log=$(mktemp "${TMPDIR:-/tmp}/corescope-live.XXXXXX")
 live=$!
 trap 'kill -INT "$live" 2>/dev/null; wait "$live"; cat "$log"; rm -f "$log"; rm -rf "$pycache"; exit 130' INT TERM
 echo "tests/live: running beside the rest (output in $log, shown when they end)"
-# worksteal: an idle worker takes queued tests from a busy one, so a long test handed out
-# late does not leave the other worker idle at the end (the stage is the critical path)
 nice -n 10 "$PY" -m mypy || rc=1
-nice -n 10 "$PY" -m pytest -q -n "$TEST_WORKERS" --dist worksteal tests/unit tests/cli tests/integration \
+nice -n 10 "$PY" -m pytest -q -n "$TEST_WORKERS" tests/unit tests/cli tests/integration \
     tests/browser || rc=1
 wait "$live" || rc=1
 echo "== tests/live"
