@@ -16,8 +16,8 @@ from dataclasses import dataclass, field
 
 from corescope.analysis.flame import Profile
 from corescope.errors import InvalidInput
+from corescope.evidence.event_pick import EventPick
 from corescope.model.common import Diagnostic
-from corescope.model.profiles import Batch
 from corescope.sources import folded, perf_import, perf_script
 from corescope.sources.folded import EVENT as FOLDED_EVENT
 
@@ -37,29 +37,6 @@ def no_samples(skipped: list[str]) -> InvalidInput:
                         (f" ({'; '.join(skipped[:3])})" if skipped else ""))
 
 
-class _Pick:
-    """EventPick's rule on batches: the first perf event seen is drawn, folded stacks always;
-    every event is counted."""
-
-    def __init__(self) -> None:
-        self.chosen: str | None = None
-        self.present: dict[str, int] = {}
-
-    def drawn(self, b: Batch) -> Batch:
-        ev = b.event
-        if self.chosen is None:
-            self.chosen = next((e for e in ev if e != FOLDED_EVENT), None)
-        first = ev[0]
-        if ev.count(first) == len(ev):
-            self.present[first] = self.present.get(first, 0) + len(ev)
-            return b if first in (self.chosen, FOLDED_EVENT) else Batch(*([] for _ in range(9)))
-        for e in ev:
-            self.present[e] = self.present.get(e, 0) + 1
-        keep = [i for i, e in enumerate(ev) if e in (self.chosen, FOLDED_EVENT)]
-        cols = (b.comm, b.pid, b.tid, b.cpu, b.time, b.event, b.frames, b.period, b.pid_known)
-        return Batch(*([col[i] for i in keep] for col in cols))  # type: ignore[arg-type]
-
-
 def fold_inputs(inputs: tuple[str, ...], diags: list[Diagnostic], *, include_idle: bool,
                 weight: str, by_thread: bool) -> Folded | None:
     """The Profile of every sample of `inputs` (files, folders of them, - for stdin), as
@@ -67,7 +44,7 @@ def fold_inputs(inputs: tuple[str, ...], diags: list[Diagnostic], *, include_idl
     of several perf events in several files, whose first event is the ring's to say).
     Raises InvalidInput when they hold no samples."""
     prof = Profile(include_idle=include_idle, weight=weight, by_thread=by_thread)
-    pick = _Pick()
+    pick = EventPick(None)
     skipped: list[str] = []
     paths = perf_import.expand(inputs)
     for path in paths:
@@ -81,11 +58,11 @@ def fold_inputs(inputs: tuple[str, ...], diags: list[Diagnostic], *, include_idl
         before = sum(pick.present.values())
         if opened.kind == "folded":
             for s in folded.parse_blocks(opened.blocks, diags, source=name):
-                pick.present[s.event] = pick.present.get(s.event, 0) + s.count
-                prof.add(s)
+                if pick.keep(s):  # (always: folded stacks are drawn)
+                    prof.add(s)
         else:
             for b in perf_script.parse_batches(opened.blocks, diags, source=name):
-                prof.add_batch(pick.drawn(b))
+                prof.add_batch(pick.keep_batch(b))
         diags.extend(opened.read_diags)
         if sum(pick.present.values()) == before:
             skipped.append(f"{name}: no samples")
@@ -95,4 +72,4 @@ def fold_inputs(inputs: tuple[str, ...], diags: list[Diagnostic], *, include_idl
     perf_events = [e for e in pick.present if e != FOLDED_EVENT]
     if len(perf_events) > 1 and len(paths) > 1 and perf_import.STDIN not in map(str, paths):
         return None
-    return Folded(prof, pick.chosen, pick.present)
+    return Folded(prof, pick.chosen, dict(pick.present))

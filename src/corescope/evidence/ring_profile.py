@@ -20,9 +20,10 @@ import numpy as np
 from corescope.analysis.flame import IDLE_FUNCTIONS, IRQ_PREFIXES, UNKNOWN_PID, Profile
 from corescope.analysis.subsecond import Heatmap
 from corescope.evidence import profile_query
+from corescope.evidence.event_pick import EventPick
 from corescope.evidence.profile_query import NoSuchCpu, Progress
 from corescope.model.common import Diagnostic
-from corescope.model.profiles import Frame, ProfileChunk, StackSample
+from corescope.model.profiles import Frame, ProfileChunk
 from corescope.runner import Runner
 from corescope.sources.folded import EVENT as FOLDED_EVENT
 from corescope.store import profile_columns as pcols
@@ -31,43 +32,19 @@ from corescope.store.db import Store
 __all__ = ["EventPick", "NoSuchCpu", "ring_profile"]
 
 
-class EventPick:
-    """One perf event per graph, as stackcollapse-perf.pl draws: the one named, or the first
-    one seen; samples of the others are counted (the JSON lists every event present) but not
-    drawn. Folded stacks carry no event and are always drawn."""
-
-    def __init__(self, name: str | None) -> None:
-        self.asked = name
-        self.chosen: str | None = name
-        self.present: Counter[str] = Counter()
-
-    def keep(self, s: StackSample) -> bool:
-        ev = s.event
-        self.present[ev] += s.count
-        if ev == FOLDED_EVENT:
-            return True
-        if self.chosen is None:
-            self.chosen = ev
-        return ev == self.chosen
-
-    def filter(self, stream: Iterator[tuple[StackSample, float | None]]
-               ) -> Iterator[tuple[StackSample, float | None]]:
-        keep = self.keep
-        return ((s, t) for s, t in stream if keep(s))
-
-    def keep_rows(self, cols: pcols.Columns, rows: np.ndarray) -> np.ndarray:
-        """`keep` on a chunk's rows at once: the rows drawn, in order."""
-        ev = cols.col("event")[rows]
-        first, gid = _first_seen(ev)
-        counts = np.bincount(gid, weights=cols.col("count")[rows]).tolist()
-        names = [cols.strings[e] for e in ev[first].tolist()]
-        for name, k in zip(names, counts, strict=True):
-            self.present[name] += int(k)
-        if self.chosen is None:
-            # the first row not of folded stacks names the event
-            self.chosen = next((n for n in names if n != FOLDED_EVENT), None)
-        drawn = [cols.string_id(n) for n in (self.chosen, FOLDED_EVENT) if n is not None]
-        return rows[np.isin(ev, drawn)]
+def _keep_rows(pick: EventPick, cols: pcols.Columns, rows: np.ndarray) -> np.ndarray:
+    """`pick.keep` on a chunk's rows at once: the rows drawn, in order."""
+    ev = cols.col("event")[rows]
+    first, gid = _first_seen(ev)
+    counts = np.bincount(gid, weights=cols.col("count")[rows]).tolist()
+    names = [cols.strings[e] for e in ev[first].tolist()]
+    for name, k in zip(names, counts, strict=True):
+        pick.present[name] += int(k)
+    if pick.chosen is None:
+        # the first row not of folded stacks names the event
+        pick.chosen = next((n for n in names if n != FOLDED_EVENT), None)
+    drawn = [cols.string_id(n) for n in (pick.chosen, FOLDED_EVENT) if n is not None]
+    return rows[np.isin(ev, drawn)]
 
 
 def ring_profile(store: Store, runner: Runner, wall_start: float, wall_end: float,
@@ -296,7 +273,7 @@ class _Batch:
         if comm is not None and rows.size:
             rows = rows[cols.stack_comms()[cols.col("stack")[rows]] == cols.string_id(comm)]
         if pick is not None and rows.size:
-            rows = pick.keep_rows(cols, rows)
+            rows = _keep_rows(pick, cols, rows)
         if not rows.size:
             return
         prof = self.prof
