@@ -258,26 +258,42 @@ def coarse_view_matrix(m: CoreMatrix, cpu: int, start: float, end: float, window
     best_core = best_machine = 0.0
     if not len(m) or not (math.isfinite(start) and math.isfinite(end)):
         return best_core, best_machine
-    mids, order = m.midpoints()
     hits = np.flatnonzero(m.cpus == cpu)
     col = int(hits[0]) if len(hits) else None
     first = math.floor(start / window)
     last = math.floor(max(start, end - 1e-9) / window)
     # windows with no sample are skipped outright: a long span costs what its samples cost
-    for b in _windows_with_samples(mids, first, last, window):
-        lo, hi = b * window, (b + 1) * window
-        # a sample belongs to the window holding its midpoint
-        a, z = np.searchsorted(mids, [lo, hi], side="left")
-        idx = order[a:z]
-        if not len(idx):
-            continue
-        if col is not None and m.present[idx, col].any():
-            d = m.cells(idx)[:, col].sum(axis=1, dtype=np.int64)
-            best_core = max(best_core, usage_of(cpu, tuple(d.tolist())).mode_pct(mode))
-        if m.present[idx].any():
-            d = m.machine_rows(idx).sum(axis=0)
-            best_machine = max(best_machine, usage_of(-1, tuple(d.tolist())).mode_pct(mode))
+    for b in _windows_with_samples(m.midpoints()[0], first, last, window):
+        if col is not None:
+            core = _window_usage(m, window, b, col)
+            if core is not None:
+                best_core = max(best_core, core.mode_pct(mode))
+        machine = _window_usage(m, window, b, None)
+        if machine is not None:
+            best_machine = max(best_machine, machine.mode_pct(mode))
     return best_core, best_machine
+
+
+def _window_usage(m: CoreMatrix, window: float, b: int, col: int | None) -> CpuUsage | None:
+    """The usage over coarse window `b` (its samples' ticks summed) of CPU column `col`, or of
+    the machine when None; None where no sample of it has that CPU (or any CPU) online.
+    Kept on the matrix: the episodes of every mode and threshold read the same windows."""
+    key = (window, b, col)
+    if key in m.window_cache:
+        return cast("CpuUsage | None", m.window_cache[key])
+    mids, order = m.midpoints()
+    # a sample belongs to the window holding its midpoint
+    a, z = np.searchsorted(mids, [b * window, (b + 1) * window], side="left")
+    idx = order[a:z]
+    got: CpuUsage | None = None
+    if col is not None:
+        if len(idx) and m.present[idx, col].any():
+            d = m.cells(idx)[:, col].sum(axis=1, dtype=np.int64)
+            got = usage_of(int(m.cpus[col]), tuple(d.tolist()))
+    elif len(idx) and m.present[idx].any():
+        got = usage_of(-1, tuple(m.machine_rows(idx).sum(axis=0).tolist()))
+    m.window_cache[key] = got
+    return got
 
 
 def _windows_with_samples(mids: np.ndarray, first: int, last: int,
