@@ -132,7 +132,8 @@ def architecture_block() -> str:
             files.setdefault(own, path)
     lines = [manual.BEGIN, "", "Packages and modules below `corescope`, what each holds (its "
              "docstring) and which others it imports (its import statements, module level and "
-             "inside functions; tests/unit/toplevel/test_import_layers.py keeps them pointing one way).",
+             "inside functions; tests/unit/toplevel/test_import_layers.py keeps them pointing "
+             "one way).",
              "", "| package | holds | imports |", "| --- | --- | --- |"]
     for pkg in sorted(graph):
         deps = sorted(graph[pkg] - {pkg, "(top)"})

@@ -20,7 +20,9 @@ if [ "${1:-}" = "test" ]; then
       apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
     fi
   fi
-  "$PY" -m pip install -q --disable-pip-version-check -e '.[test]'
+  # already installed from here as pyproject says, every requirement met: nothing to do
+  "$PY" scripts/installed.py test || \
+    "$PY" -m pip install -q --disable-pip-version-check -e '.[test]'
 else
-  "$PY" -m pip install -q --disable-pip-version-check -e .
+  "$PY" scripts/installed.py || "$PY" -m pip install -q --disable-pip-version-check -e .
 fi
