@@ -33,8 +33,11 @@ live=$!
 trap 'kill -INT "$live" 2>/dev/null; wait "$live"; cat "$log"; rm -f "$log"; rm -rf "$pycache"; exit 130' INT TERM
 echo "tests/live: running beside the rest (output in $log, shown when they end)"
 nice -n 10 "$PY" -m mypy || rc=1
-nice -n 10 "$PY" -m pytest -q -n "$TEST_WORKERS" tests/unit tests/cli tests/integration \
-    tests/browser || rc=1
+# --dist loadgroup: the tests of one costly session fixture share a worker (tests/conftest.py);
+# the longest tests (browser, integration) are handed out first, the many short unit tests
+# last, so no worker is left alone with a long test at the end
+nice -n 10 "$PY" -m pytest -q -n "$TEST_WORKERS" --dist loadgroup tests/browser \
+    tests/integration tests/cli tests/unit || rc=1
 wait "$live" || rc=1
 echo "== tests/live"
 cat "$log"

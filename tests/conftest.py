@@ -15,10 +15,19 @@ import pytest
 from support import live_required
 from support.chromium import browser, visit  # noqa: F401  (fixtures)
 
+# session fixtures that take tens of seconds to build (the generated 96-CPU hour of
+# tests/browser): with `--dist loadgroup` their tests run on one worker instead of each worker
+# building its own
+SHARED_FIXTURES = frozenset({"generated"})
+
 
 @pytest.hookimpl(tryfirst=True)  # before pytest-xdist's, which reads the groups
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     for item in items:
+        # the tests on one costly session fixture share a worker, so it is built once
+        shared = SHARED_FIXTURES.intersection(getattr(item, "fixturenames", ()))
+        if shared and item.get_closest_marker("xdist_group") is None:
+            item.add_marker(pytest.mark.xdist_group(f"fixture-{min(shared)}"))
         if "tests/live/" in str(item.fspath).replace(os.sep, "/"):
             item.add_marker(pytest.mark.live)
             # a live test not marked MACHINE (tests/live/conftest.py) runs on the other worker

@@ -1,7 +1,7 @@
 """tests/unit mirrors src/corescope: every test file sits in the subpackage named after the
 corescope package it tests (toplevel: the modules directly in src/corescope; bench: bench/'s
-scripts), and it imports from that package, directly or through the tests/support module it
-uses, so a file filed under the wrong name fails here."""
+scripts; scripts: scripts/' tools), and it imports from that package, directly or through
+the tests/support module it uses, so a file filed under the wrong name fails here."""
 
 from __future__ import annotations
 
@@ -14,8 +14,9 @@ UNIT = REPO / "tests" / "unit"
 PKG = SRC / "corescope"
 PACKAGES = {p.name for p in PKG.iterdir() if (p / "__init__.py").is_file()}
 TOP_MODULES = {p.stem for p in PKG.glob("*.py") if p.stem not in ("__init__", "__main__")}
-# the two subpackages that are not a corescope package, and what each holds
-EXTRA = {"toplevel": "the modules directly in src/corescope", "bench": "bench/'s scripts"}
+# the subpackages that are not a corescope package, and what each holds
+EXTRA = {"toplevel": "the modules directly in src/corescope", "bench": "bench/'s scripts",
+         "scripts": "scripts/' tools"}
 
 
 def _imported(path: Path) -> set[str]:
@@ -67,8 +68,8 @@ def test_every_subpackage_is_a_corescope_package() -> None:
 
 def _belongs(path: Path, sub: str) -> bool:
     mods = _corescope_imports(path)
-    if sub == "bench":
-        return '"bench"' in path.read_text(encoding="utf-8")
+    if sub in ("bench", "scripts"):
+        return f'"{sub}"' in path.read_text(encoding="utf-8")
     if sub == "toplevel":
         # a top-level module, or the whole package's source tree (the import layers)
         return (any(m.split(".")[1] in TOP_MODULES for m in mods if "." in m)

@@ -7,11 +7,12 @@ from __future__ import annotations
 
 import importlib.util
 import sys
-from pathlib import Path
 
 import pytest
 
-SCRIPT = Path(__file__).resolve().parents[3] / "scripts" / "installed.py"
+from support import REPO
+
+SCRIPT = REPO / "scripts" / "installed.py"
 
 
 @pytest.fixture(scope="module")

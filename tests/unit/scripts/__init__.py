@@ -1,0 +1,1 @@
+"""Unit tests of scripts/ (the set-up and docs tools `make` runs)."""
