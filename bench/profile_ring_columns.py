@@ -26,7 +26,8 @@ high-water RSS of the process that spawned it), with the modules compiled once b
 (a private PYTHONPYCACHEPREFIX), as an installed corescope runs.
 
 Needs root and perf. Run: `python3 bench/profile_ring_columns.py` (BENCH_SECONDS=30 for a
-quick look).
+quick look; BENCH_VARIETY=1 records while the unit suite runs, for a busy node's thousands of
+distinct stacks).
 """
 
 from __future__ import annotations
@@ -54,6 +55,8 @@ SECONDS = float(os.environ.get("BENCH_SECONDS", "120"))
 HZ = int(os.environ.get("BENCH_HZ", "2352"))
 CHUNK_S = float(os.environ.get("BENCH_CHUNK_S", "30"))
 RUNS = int(os.environ.get("BENCH_RUNS", "5"))
+# BENCH_VARIETY=1: the unit suite runs beside the recording (not beside the timings)
+VARIETY = os.environ.get("BENCH_VARIETY", "") not in ("", "0")
 # the old text path takes a minute or more a query at this volume: fewer runs of it
 TEXT_RUNS = int(os.environ.get("BENCH_TEXT_RUNS", "1"))
 BURN = """
@@ -103,6 +106,12 @@ def timed(argv: list[str]) -> tuple[float, int]:
 def record(raw: Path) -> None:
     burners = [subprocess.Popen([sys.executable, "-c", BURN, str(c), str(SECONDS + 3)])
                for c in sorted(os.sched_getaffinity(0))]
+    if VARIETY:
+        # the unit suite, niced, while recording only: the stack variety of a busy node
+        # (thousands of distinct stacks), gone before anything is timed
+        burners.append(subprocess.Popen(
+            ["nice", "-n", "19", sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+             "tests/unit"], cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
     try:
         p = subprocess.Popen(record_argv("perf", HZ, raw))
         time.sleep(SECONDS)
@@ -139,8 +148,8 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="ringbench-") as d:
         ENV.update(cli_env(Path(d) / "pycache"))
         raw = Path(d) / "ring.data"
-        print(f"recording {SECONDS:.0f} s at {HZ} Hz on {len(os.sched_getaffinity(0))} CPUs",
-              flush=True)
+        print(f"recording {SECONDS:.0f} s at {HZ} Hz on {len(os.sched_getaffinity(0))} CPUs"
+              + (", the unit suite beside" if VARIETY else ""), flush=True)
         offset = time.time() - time.clock_gettime(time.CLOCK_MONOTONIC)
         record(raw)
         ts = perf_times(raw)

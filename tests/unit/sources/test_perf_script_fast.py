@@ -217,6 +217,44 @@ def test_header_pattern_for_many_lines_reads_one_line_like_header(line: str):
         assert rows[0] == tuple("" if g is None else g for g in m.groups())
 
 
+# default perf script headers, perf's own widths and odd ones: comms of one word or several
+# (spaces, digits, colons, brackets), tid or pid/tid, with and without the period
+_SEP = st.text(alphabet=st.sampled_from(" \t\u00a0\u2003"), min_size=1, max_size=3)
+_DEFAULTISH = st.tuples(
+    st.one_of(st.sampled_from(["swapper", "python3", "kworker/0:1", "C2 CompilerThre", "a:",
+                               "12", "x 5", "[k]", "Web Content", "ev:", "java 12 ev:"]),
+              _TOK),
+    _SEP, st.sampled_from(["0", "24410", "-1", "1/2", "24821/24821", "12 ev: 3", "1 [0]"]),
+    _SEP, st.sampled_from(["[000]", "[1]", "[x]", ""]), _SEP,
+    st.sampled_from(["3561.219312:", "1.5:", "1.5", "2 ev:"]), _SEP,
+    st.sampled_from(["1001001 ", "7 ", "", "12 13 "]),
+    st.sampled_from(["cpu-clock:", "sched:sched_switch:", "a:b:", ":", "x", "123:"]),
+    _WS, st.sampled_from(["", "", " prev_comm=x", ":"])).map("".join)
+
+
+@settings(max_examples=1500, deadline=None)
+@given(st.one_of(_DEFAULTISH, _LINE))
+def test_default_header_pattern_reads_what_the_generic_one_reads(line: str):
+    """Where _DEFAULT_LINES (the fast path for perf's default headers) reads a line,
+    _HEADER_LINES reads the same groups from it."""
+    fast = ps._DEFAULT_LINES.findall(line)
+    if fast:
+        assert fast == ps._HEADER_LINES.findall(line)[:1]
+
+
+def test_default_header_pattern_reads_perf_default_output():
+    """Whole blocks of perf's default headers go the fast way, with the generic rows."""
+    heads = ["python3 24410 [000]  3561.219312:    1001001 cpu-clock: ",
+             "swapper     0 [001]  3561.219418:    1001001 cpu-clock: ",
+             "kworker/u4:1 24501/24501 [001] 3561.220406: sched:sched_switch: ",
+             "java 12688 [002] 6544038.708352: cpu-clock:"]
+    joined = "\n".join(heads)
+    assert ps._DEFAULT_LINES.findall(joined) == ps._HEADER_LINES.findall(joined)
+    assert len(ps._DEFAULT_LINES.findall(joined)) == len(heads)
+    # a comm of two words is left to the generic pattern
+    assert not ps._DEFAULT_LINES.findall("V8 WorkerThread 25607 [000] 1.5: 1 cycles:")
+
+
 _FIELD_LINE = st.tuples(
     st.sampled_from(["", "swapper ", "Web Content 2 ", "  ", "x: "]),
     st.sampled_from(["", "    0 ", "24821/24821 ", "12 ", "1/2 "]),
