@@ -39,7 +39,8 @@ def test_the_incident_end_to_end(story: LabChain) -> None:
     assert doc.returncode == 1, doc.stderr
     findings = json.loads(doc.stdout)["findings"]
     kinds = {f["kind"] for f in findings}
-    assert {"hot_core_episode", "event_after_hot_core", "zombie_memcg_leak"} <= kinds, findings
+    assert {"hot_core_episode", "event_after_hot_core", "zombie_memcg_leak"} <= kinds, \
+        (findings, _cpu1_seen(store, story))
     hot = [f for f in findings if f["kind"] == "hot_core_episode"]
     assert any(f["evidence"]["episode"]["cpu"] == 1 for f in hot)
 
@@ -72,6 +73,23 @@ def test_the_incident_end_to_end(story: LabChain) -> None:
     assert steps[:4] == ["leaking_source", "dying_memcgs", "walker", "core_saturated"], steps
     assert "reset" in steps
     assert {h["name"]: h["verdict"] for h in d["hypotheses"]}["healthy"] == "ruled_out"
+
+
+def _cpu1_seen(store: str, story: LabChain) -> dict[str, object]:
+    """For a failure message: what the store holds of cpu1 around the burn, as episodes of
+    any height (kernel time, and all busy time: the burn may have been shared or stolen)."""
+    lo, hi = story.burn_end - 30, story.burn_end + 5
+    seen: dict[str, object] = {"burn_end": round(story.burn_end, 3)}
+    for mode in ("kernel", "busy", "steal"):
+        got = run_cli("cores", "--store", store, "--since", f"{lo:.3f}", "--until", f"{hi:.3f}",
+                      "--threshold", "20", "--min-duration", "1s", "--mode", mode, "--json")
+        try:
+            seen[mode] = [{k: e.get(k) for k in ("start", "end", "peak_pct", "mean_pct",
+                                                 "samples")}
+                          for e in json.loads(got.stdout)["episodes"] if e.get("cpu") == 1]
+        except (ValueError, KeyError):
+            seen[mode] = (got.returncode, got.stdout[-300:], got.stderr[-300:])
+    return seen
 
 
 def test_a_plain_hot_core_is_not_a_zombie_leak(tmp_path: Path) -> None:
