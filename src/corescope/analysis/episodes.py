@@ -265,34 +265,41 @@ def coarse_view_matrix(m: CoreMatrix, cpu: int, start: float, end: float, window
     # windows with no sample are skipped outright: a long span costs what its samples cost
     for b in _windows_with_samples(m.midpoints()[0], first, last, window):
         if col is not None:
-            core = _window_usage(m, window, b, col)
+            core = _window_pct(m, window, b, col, mode)
             if core is not None:
-                best_core = max(best_core, core.mode_pct(mode))
-        machine = _window_usage(m, window, b, None)
+                best_core = max(best_core, core)
+        machine = _window_pct(m, window, b, None, mode)
         if machine is not None:
-            best_machine = max(best_machine, machine.mode_pct(mode))
+            best_machine = max(best_machine, machine)
     return best_core, best_machine
 
 
-def _window_usage(m: CoreMatrix, window: float, b: int, col: int | None) -> CpuUsage | None:
-    """The usage over coarse window `b` (its samples' ticks summed) of CPU column `col`, or of
-    the machine when None; None where no sample of it has that CPU (or any CPU) online.
-    Kept on the matrix: the episodes of every mode and threshold read the same windows."""
-    key = (window, b, col)
-    if key in m.window_cache:
-        return cast("CpuUsage | None", m.window_cache[key])
+_WINDOW_CACHE_MAX = 200_000  # entries (~160 bytes each): past it, windows are summed again
+
+
+def _window_pct(m: CoreMatrix, window: float, b: int, col: int | None,
+                mode: str) -> float | None:
+    """`mode`'s % over coarse window `b` (its samples' ticks summed) of CPU column `col`, or
+    of the machine when None; None where no sample of it has that CPU (or any CPU) online.
+    Kept on the matrix: the episodes of every threshold, and neighbouring episodes, read the
+    same windows."""
+    key = (window, b, col, mode)
+    cache = m.window_cache
+    if key in cache:
+        return cache[key]
     mids, order = m.midpoints()
     # a sample belongs to the window holding its midpoint
     a, z = np.searchsorted(mids, [b * window, (b + 1) * window], side="left")
     idx = order[a:z]
-    got: CpuUsage | None = None
+    got: float | None = None
     if col is not None:
         if len(idx) and m.present[idx, col].any():
             d = m.cells(idx)[:, col].sum(axis=1, dtype=np.int64)
-            got = usage_of(int(m.cpus[col]), tuple(d.tolist()))
+            got = usage_of(int(m.cpus[col]), tuple(d.tolist())).mode_pct(mode)
     elif len(idx) and m.present[idx].any():
-        got = usage_of(-1, tuple(m.machine_rows(idx).sum(axis=0).tolist()))
-    m.window_cache[key] = got
+        got = usage_of(-1, tuple(m.machine_rows(idx).sum(axis=0).tolist())).mode_pct(mode)
+    if len(cache) < _WINDOW_CACHE_MAX:
+        cache[key] = got
     return got
 
 

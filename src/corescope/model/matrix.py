@@ -97,10 +97,10 @@ class CoreMatrix(Sequence[CoreSample]):
     # first sample, last sample): a time slice reuses its parent's (see analysis.episodes)
     run_cache: dict[object, dict[tuple[int, int, int], object]] = \
         field(default_factory=dict, repr=False)
-    # per-window tick sums of the coarse sampler, keyed by (window length, window number,
-    # CPU column or None for the machine): every episode, mode and threshold searched on this
-    # matrix reads the same few windows (see analysis.episodes.coarse_view_matrix)
-    window_cache: dict[tuple[float, int, int | None], object] = \
+    # the coarse sampler's % per window, keyed by (window length, window number, CPU column
+    # or None for the machine, mode): the episodes of every threshold searched on this matrix
+    # read the same few windows (see analysis.episodes.coarse_view_matrix)
+    window_cache: dict[tuple[float, int, int | None, str], float | None] = \
         field(default_factory=dict, repr=False)
     _parent: tuple[CoreMatrix, slice] | None = field(default=None, repr=False)
     # per-segment summaries from the store (None: every sample is examined)
