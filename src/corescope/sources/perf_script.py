@@ -484,15 +484,19 @@ _HEADER_LINES = re.compile(
     re.MULTILINE,
 )
 # _HEADER_LINES for the headers perf prints by default (`comm tid [cpu] time: period event:`,
-# pid/tid and the period optional), when the comm is one word: anchored and without the lazy
-# comm and the lookahead, it reads a block's headers in half the time. Where it matches a
-# line, _HEADER_LINES reads the same groups from it: _HEADER_LINES tries comms shortest
-# first, and a comm ends before a blank, so its first try is this one word; from there every
-# choice of _HEADER_LINES (each optional field present first, the event shortest first) is
-# the one this pattern makes, and its end asks less. A block with any other line is read by
-# _HEADER_LINES (tests/unit/sources/test_perf_script_fast.py holds the two to this).
+# pid/tid and the period optional), anchored and without the lazy comm and the lookahead:
+# it reads a block's headers in about half the time. Where it matches a line, _HEADER_LINES
+# reads the same groups from it. _HEADER_LINES tries comms shortest first, each ending before
+# a blank, and a comm can only be followed by a pid word (`-?\d+` or `-?\d+/-?\d+`, then a
+# blank); this comm's words after the first are never such a word, so its comm is the first
+# one _HEADER_LINES can try. From there every choice _HEADER_LINES makes (each optional field
+# present first, the event shortest first) is the one made here, and its end asks less. A
+# block with any other line (a comm with a number for a word, tracepoint data after the
+# event) is read by _HEADER_LINES (tests/unit/sources/test_perf_script_fast.py holds the two
+# to this).
 _DEFAULT_LINES = re.compile(
-    r"^(\S+)[^\S\n]+(-?\d+)(?:/(-?\d+))?[^\S\n]+\[(\d+)\][^\S\n]+(\d+\.\d+):[^\S\n]+"
+    r"^(\S+(?:[^\S\n]+(?!-?\d+(?:/-?\d+)?[^\S\n])\S+)*)"
+    r"[^\S\n]+(-?\d+)(?:/(-?\d+))?[^\S\n]+\[(\d+)\][^\S\n]+(\d+\.\d+):[^\S\n]+"
     r"(?:(\d+)[^\S\n]+)?(\S+?):[^\S\n]*$",
     re.MULTILINE,
 )

@@ -251,8 +251,13 @@ def test_default_header_pattern_reads_perf_default_output():
     joined = "\n".join(heads)
     assert ps._DEFAULT_LINES.findall(joined) == ps._HEADER_LINES.findall(joined)
     assert len(ps._DEFAULT_LINES.findall(joined)) == len(heads)
-    # a comm of two words is left to the generic pattern
-    assert not ps._DEFAULT_LINES.findall("V8 WorkerThread 25607 [000] 1.5: 1 cycles:")
+    # comms of several words go the fast way too; one with a number for a word does not
+    spaced = ["V8 WorkerThread 25607 [000] 1.5: 1 cycles:", "C2 CompilerThre 7/9 [001] 2.0: x:"]
+    assert ps._DEFAULT_LINES.findall("\n".join(spaced)) == \
+        ps._HEADER_LINES.findall("\n".join(spaced))
+    assert [r[0] for r in ps._DEFAULT_LINES.findall("\n".join(spaced))] == \
+        ["V8 WorkerThread", "C2 CompilerThre"]
+    assert not ps._DEFAULT_LINES.findall("worker 3 1234 [000] 1.5: 1 cycles:")
 
 
 _FIELD_LINE = st.tuples(
