@@ -29,7 +29,7 @@ def _key(req: Requirement) -> tuple[str, str, str, str]:
             str(req.marker or ""))
 
 
-def declared(project: dict, extra: str | None) -> set[tuple[str, str, str, str]]:
+def declared(project: dict) -> set[tuple[str, str, str, str]]:
     """The requirements pyproject declares, as the installed metadata writes them (an
     optional group's carry `extra == "NAME"`)."""
     reqs = [Requirement(r) for r in project.get("dependencies", [])]
@@ -55,7 +55,7 @@ def up_to_date(extra: str | None, pyproject: str | None = None) -> bool:
         return False
     if dist.version != project["version"]:
         return False
-    if {_key(Requirement(r)) for r in dist.requires or []} != declared(project, extra):
+    if {_key(Requirement(r)) for r in dist.requires or []} != declared(project):
         return False
     scripts = {e.name: e.value for e in dist.entry_points if e.group == "console_scripts"}
     if scripts != project.get("scripts", {}):

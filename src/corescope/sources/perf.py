@@ -344,30 +344,26 @@ def symbolise(runner: Runner, raw: Path, lo: float, hi: float, dst: Path,
     larger."""
     argv = [perf, "script", "-i", str(raw), "-F", SCRIPT_FIELDS, "--time", time_arg(lo, hi)]
     rfd, wfd = os.pipe()
-    with tempfile.TemporaryFile() as err:
+    with tempfile.TemporaryFile() as err, open(rfd, "rb", buffering=0) as reader:
         try:
-            try:
-                proc = runner.start(argv, stdout=wfd, stderr=err)
-            except BaseException:
-                os.close(rfd)
-                raise
+            proc = runner.start(argv, stdout=wfd, stderr=err)
         except ToolMissing:
             return PERF_MISSING
         finally:
-            os.close(wfd)
+            os.close(wfd)  # perf holds its own copy: ours would keep the pipe from ending
         samples = 0
         last = b""
         try:
             fd = os.open(dst, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
             with os.fdopen(fd, "wb") as fout, \
                     zstandard.ZstdCompressor(level=level).stream_writer(fout) as out:
-                for block in _drain(rfd):
+                for block in _drain(reader.fileno()):
                     # with -g every record ends in a blank line: count those
                     samples += block.count(b"\n\n") + (last == b"\n" and block[:1] == b"\n")
                     last = block[-1:]
                     out.write(block)
         finally:
-            os.close(rfd)
+            reader.close()  # before the wait: a perf still writing ends on EPIPE
             rc = proc.wait()
         if rc != 0:
             err.seek(0)

@@ -38,6 +38,6 @@ def test_this_checkout_as_set_up_is_installed(installed):
     ('version = "0.1.0"', 'version = "0.1.1"'),
 ])
 def test_any_change_pyproject_asks_for_means_install(installed, old, new):
-    text = (SCRIPT.parents[1] / "pyproject.toml").read_text()
+    text = (REPO / "pyproject.toml").read_text()
     assert old in text
     assert not installed.up_to_date("test", text.replace(old, new, 1))
